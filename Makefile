@@ -1,0 +1,124 @@
+# thp-stack — see README.md.
+#
+#   make            userspace: libthp, thpctl, thpd, test helpers
+#   make deps       install the Debian packages everything needs (idempotent)
+#   make kernel     patched guest kernel (cached by a hash of every input)
+#   make image      Debian guest root filesystem (cached by its package list)
+#   make vm         boot the guest with a root shell on this terminal
+#   make vm-exec SCRIPT=path [ARGS=...]   run a script as root in the guest
+#   make demo       build what is missing, boot, show THP working
+#   make check      everything missing, then host tests and guest suites
+#   make bench      benchmarks in the guest (figures and ratios, never pass/fail)
+#   make checkpatch scripts/checkpatch.pl --strict on every patch of the series
+#   make install    DESTDIR=, PREFIX=
+
+PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+DATADIR ?= $(PREFIX)/share
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+DESTDIR ?=
+
+VERSION := 0.1.0
+BUILD ?= build
+THP_CACHE ?= /var/cache/thp-stack
+# VM=... extra arguments for tests/vm/run-guest.sh (e.g. VM="--kvm")
+VM ?=
+
+PKGS := libsystemd libcap inih json-c
+CC ?= gcc
+CFLAGS ?= -O2 -g
+ifeq ($(SAN),1)
+BUILD := build/san
+CFLAGS += -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=address,undefined
+endif
+THP_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DTHP_VERSION='"$(VERSION)"' \
+	-Ilib $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
+THP_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+# Each component's fragment adds to these.
+PROGRAMS :=
+HELPERS :=
+HOST_TESTS :=
+INSTALL_TARGETS :=
+
+all: programs
+
+# keep objects: they are inputs of the next incremental build
+.SECONDARY:
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(THP_CFLAGS) $(CFLAGS) -c $< -o $@
+
+include lib/lib.mk
+-include cli/cli.mk
+-include daemon/daemon.mk
+-include tests/helpers/helpers.mk
+-include tests/host/host.mk
+-include man/man.mk
+
+programs: $(PROGRAMS) $(HELPERS)
+
+install: $(INSTALL_TARGETS)
+
+.PHONY: all programs deps kernel image payload vm vm-exec demo check check-host \
+	check-guest bench checkpatch install clean
+
+deps:
+	tests/vm/deps.sh
+
+kernel:
+	THP_CACHE=$(THP_CACHE) tests/vm/build-kernel.sh
+
+image:
+	THP_CACHE=$(THP_CACHE) tests/vm/build-image.sh
+
+# What goes into the guest for one run: an installed tree, the suites, the
+# helpers. Assembled afresh each run; never baked into the cached image.
+payload: programs
+	rm -rf $(BUILD)/payload
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(BUILD)/payload/root) PREFIX=/usr/local
+	mkdir -p $(BUILD)/payload/helpers $(BUILD)/payload/root
+	$(if $(HELPERS),cp $(HELPERS) $(BUILD)/payload/helpers/)
+	cp -r tests/bats $(BUILD)/payload/bats
+	cp -r tests/vm/guest/run $(BUILD)/payload/guest-run
+	cp -r bench $(BUILD)/payload/bench
+
+RUN_GUEST = THP_CACHE=$(THP_CACHE) tests/vm/run-guest.sh --payload $(BUILD)/payload $(VM)
+
+vm: deps-quiet kernel image payload
+	$(RUN_GUEST) --mode shell
+
+vm-exec: deps-quiet kernel image payload
+	@test -n "$(SCRIPT)" || { echo "usage: make vm-exec SCRIPT=path [ARGS='...']" >&2; exit 2; }
+	$(RUN_GUEST) --mode exec --script $(SCRIPT) -- $(ARGS)
+
+demo: deps-quiet kernel image payload
+	$(RUN_GUEST) --mode exec --script tests/vm/demo.sh
+
+check-guest: kernel image payload
+	$(RUN_GUEST) --mode check $(if $(SUITES),--suites "$(SUITES)")
+
+check: deps-quiet
+	$(MAKE) --no-print-directory programs
+	$(MAKE) --no-print-directory check-host
+	$(MAKE) --no-print-directory check-guest
+
+bench: deps-quiet kernel image payload
+	$(RUN_GUEST) --mode exec --script bench/run.sh
+
+checkpatch:
+	THP_CACHE=$(THP_CACHE) tests/vm/checkpatch.sh
+
+# quiet when everything is installed, so it costs nothing on a warm machine
+deps-quiet:
+	@tests/vm/deps.sh --quiet
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

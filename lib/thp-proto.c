@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "thp-proto.h"
+#include "thp.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+int thp_proto_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+int thp_proto_send(int fd, struct json_object *msg)
+{
+	size_t len;
+	const char *text = json_object_to_json_string_length(msg, JSON_C_TO_STRING_PLAIN, &len);
+	ssize_t n;
+
+	if (!text)
+		return -ENOMEM;
+	if (len > THP_MSG_MAX)
+		return -EMSGSIZE;
+	do
+		n = send(fd, text, len, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+int thp_proto_parse(const char *buf, size_t len, struct json_object **out)
+{
+	struct json_tokener *tok;
+	struct json_object *obj;
+	size_t used;
+
+	*out = NULL;
+	if (len == 0 || len > THP_MSG_MAX || memchr(buf, '\0', len))
+		return -EBADMSG;
+	tok = json_tokener_new();
+	if (!tok)
+		return -ENOMEM;
+	obj = json_tokener_parse_ex(tok, buf, (int)len);
+	used = json_tokener_get_parse_end(tok);
+	if (!obj || json_tokener_get_error(tok) != json_tokener_success) {
+		json_object_put(obj);
+		json_tokener_free(tok);
+		return -EBADMSG;
+	}
+	json_tokener_free(tok);
+	/* trailing garbage other than white space is not a message */
+	for (; used < len; used++)
+		if (!strchr(" \t\r\n", buf[used])) {
+			json_object_put(obj);
+			return -EBADMSG;
+		}
+	if (!json_object_is_type(obj, json_type_object)) {
+		json_object_put(obj);
+		return -EBADMSG;
+	}
+	*out = obj;
+	return 0;
+}
+
+int thp_proto_recv(int fd, struct json_object **out)
+{
+	char buf[THP_MSG_MAX + 1];
+	ssize_t n;
+
+	*out = NULL;
+	do
+		n = recv(fd, buf, sizeof(buf), MSG_TRUNC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -ECONNRESET;
+	if ((size_t)n > THP_MSG_MAX)
+		return -EMSGSIZE;
+	return thp_proto_parse(buf, (size_t)n, out);
+}
+
+int thp_proto_call(int fd, struct json_object *req, struct json_object **reply,
+		   int timeout_ms)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	int r;
+
+	*reply = NULL;
+	r = thp_proto_send(fd, req);
+	if (r < 0)
+		return r;
+	do
+		r = poll(&pfd, 1, timeout_ms);
+	while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -errno;
+	if (r == 0)
+		return -ETIMEDOUT;
+	return thp_proto_recv(fd, reply);
+}
+
+struct json_object *thp_proto_error(int err, const char *msg)
+{
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	json_object_object_add(o, "ok", json_object_new_boolean(0));
+	json_object_object_add(o, "error", json_object_new_string(msg));
+	json_object_object_add(o, "errno", json_object_new_int(err < 0 ? -err : err));
+	return o;
+}

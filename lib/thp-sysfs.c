@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "thp.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char thp_root_buf[512];
+
+void thp_set_root(const char *root)
+{
+	snprintf(thp_root_buf, sizeof(thp_root_buf), "%s", root ? root : "");
+}
+
+const char *thp_root(void)
+{
+	return thp_root_buf;
+}
+
+void thp_root_init(void)
+{
+	thp_set_root(getenv("THP_ROOT"));
+}
+
+int thp_path(char *buf, size_t size, const char *path)
+{
+	int n = snprintf(buf, size, "%s%s", thp_root_buf, path);
+
+	if (n < 0)
+		return -EINVAL;
+	return (size_t)n < size ? 0 : -ENAMETOOLONG;
+}
+
+int thp_read_file(const char *path, char *buf, size_t size)
+{
+	char full[4096];
+	size_t len = 0;
+	int fd, r;
+
+	if (size == 0)
+		return -EINVAL;
+	r = thp_path(full, sizeof(full), path);
+	if (r < 0)
+		return r;
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (len < size - 1) {
+		ssize_t n = read(fd, buf + len, size - 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	return (int)len;
+}
+
+int thp_write_file(const char *path, const char *value)
+{
+	char full[4096];
+	size_t len = strlen(value);
+	ssize_t n;
+	int fd, r;
+
+	r = thp_path(full, sizeof(full), path);
+	if (r < 0)
+		return r;
+	fd = open(full, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	do
+		n = write(fd, value, len);
+	while (n < 0 && errno == EINTR);
+	r = n < 0 ? -errno : (size_t)n == len ? 0 : -EIO;
+	if (close(fd) < 0 && r == 0)
+		r = -errno;
+	return r;
+}
+
+int thp_parse_bracketed(const char *text, char *out, size_t size)
+{
+	const char *open = strchr(text, '['), *close;
+	size_t len;
+
+	if (!open)
+		return -EBADMSG;
+	close = strchr(open, ']');
+	if (!close)
+		return -EBADMSG;
+	len = (size_t)(close - open - 1);
+	if (len == 0)
+		return -EBADMSG;
+	if (len >= size)
+		return -ENAMETOOLONG;
+	memcpy(out, open + 1, len);
+	out[len] = '\0';
+	return 0;
+}

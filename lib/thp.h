@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * libthp: what thpctl and thpd share — THP sysfs/procfs access, mode names,
+ * counter parsing and the thpd socket protocol. See docs/abi.md.
+ *
+ * Every function returns 0 (or a non-negative value) on success and -errno on
+ * failure; none of them prints anything.
+ */
+#ifndef THP_H
+#define THP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define THP_SYSFS_DIR "/sys/kernel/mm/transparent_hugepage"
+#define THP_SOCKET_PATH "/run/thpd.sock"
+#define THP_MSG_MAX 4096
+
+/* per-process policy prctl (patched kernel; see docs/abi.md) */
+#ifndef PR_SET_THP_POLICY
+#define PR_SET_THP_POLICY 0x54485001
+#define PR_GET_THP_POLICY 0x54485002
+#define PR_THP_POLICY_DEFAULT 0
+#define PR_THP_POLICY_ADVISE 1
+#define PR_THP_POLICY_NEVER 2
+/*
+ * Modes. A word sets `enabled` only; an RFC number sets enabled and defrag
+ * together (docs/abi.md): 0 = madvise/madvise, 1 = always/madvise,
+ * 2 = always/always.
+ */
+enum thp_enabled { THP_NEVER, THP_MADVISE, THP_ALWAYS };
+
+struct thp_mode_req {
+	enum thp_enabled enabled;
+	const char *defrag;	/* NULL: leave defrag alone */
+	int rfc;		/* 0/1/2, or -1 when given as a word */
+};
+
+/* "always"/"madvise"/"never"/"0"/"1"/"2" -> req; -EINVAL otherwise */
+int thp_mode_parse(const char *s, struct thp_mode_req *req);
+const char *thp_enabled_name(enum thp_enabled e);
+int thp_enabled_from_name(const char *s);	/* enum value or -EINVAL */
+/* "always"/"defer"/"defer+madvise"/"madvise"/"never" -> 0, else -EINVAL */
+int thp_defrag_valid(const char *s);
+/* the RFC number for a state: "0"/"1"/"2"/"never" */
+const char *thp_rfc_mode(enum thp_enabled e, const char *defrag);
+
+#endif
+
+/*
+ * Root prefix for every sysfs/procfs path libthp touches: "" on a real
+ * system; tests point it at a fake tree (THP_ROOT in the environment is read
+ * by thp_root_init()).
+ */
+void thp_set_root(const char *root);
+const char *thp_root(void);
+void thp_root_init(void);
+/* "<root><path>" into buf; -ENAMETOOLONG if it does not fit */
+int thp_path(char *buf, size_t size, const char *path);
+
+/* whole small file (sysfs/procfs), NUL-terminated, trailing newline kept */
+int thp_read_file(const char *path, char *buf, size_t size);
+/* write a value the way `echo value > path` does, checking every error */
+int thp_write_file(const char *path, const char *value);
+
+/* "always [madvise] never" -> "madvise" (copied into out) */
+int thp_parse_bracketed(const char *text, char *out, size_t size);
+
+#endif

@@ -1,0 +1,90 @@
+# Shared by every guest suite: `load helpers` at the top of a .bats file.
+# shellcheck shell=bash
+
+bats_require_minimum_version 1.5.0
+
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+THP=/sys/kernel/mm/transparent_hugepage
+: "${THP_HELPERS:=/opt/thp-stack/helpers}"
+THP_KNOB_SAVE=${BATS_FILE_TMPDIR:-/tmp}/thp-knobs.saved
+
+# The knobs a suite may touch. Saved in setup_file, restored in teardown_file
+# (bats runs teardown_file even when tests fail or are interrupted).
+thp_knobs() {
+	echo "$THP/enabled" "$THP/defrag" "$THP/use_zero_page" \
+		"$THP/khugepaged/defrag" "$THP/khugepaged/pages_to_scan" \
+		"$THP/khugepaged/scan_sleep_millisecs" "$THP/khugepaged/alloc_sleep_millisecs" \
+		"$THP/khugepaged/max_ptes_none"
+}
+
+# the value to write back: the bracketed word of a multiple-choice file
+thp_knob_value() {
+	local v
+	v=$(cat "$1")
+	if [[ $v == *\[*\]* ]]; then
+		v=${v#*[}
+		v=${v%%]*}
+	fi
+	echo "$v"
+}
+
+thp_save_knobs() {
+	local k
+	: >"$THP_KNOB_SAVE"
+	for k in $(thp_knobs); do
+		[ -e "$k" ] && echo "$k $(thp_knob_value "$k")" >>"$THP_KNOB_SAVE"
+	done
+	return 0
+}
+
+thp_restore_knobs() {
+	local k v
+	[ -f "$THP_KNOB_SAVE" ] || return 0
+	while read -r k v; do
+		echo "$v" >"$k" || echo "# could not restore $k to $v" >&3
+	done <"$THP_KNOB_SAVE"
+}
+
+# thp_set KNOB VALUE: write and check it took
+thp_set() {
+	local f=$THP/$1
+	echo "$2" >"$f" || fail "writing '$2' to $f failed"
+}
+
+# the selected word of enabled/defrag
+thp_get() {
+	thp_knob_value "$THP/$1"
+}
+
+# kv KEY: the value of KEY=... in $output (thp-touch style key=value lines)
+kv() {
+	local line
+	while IFS= read -r line; do
+		if [[ $line == "$1="* ]]; then
+			echo "${line#*=}"
+			return 0
+		fi
+	done <<<"$output"
+	echo "kv: no '$1=' in output:" >&2
+	echo "$output" >&2
+	return 1
+}
+
+# assert_kv KEY OP VALUE  e.g. assert_kv anon_huge_kib -eq 8192
+assert_kv() {
+	local got
+	got=$(kv "$1") || fail "no $1= in output: $output"
+	# shellcheck disable=SC2086
+	[ "$got" $2 "$3" ] || fail "expected $1 $2 $3, got $got (output: $(echo $output))"
+}
+
+vmstat() {
+	awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat
+}
+
+# does the kernel carry the thp-stack series?
+have_thp_stack_kernel() {
+	[ -e "$THP/mode" ]
+}

@@ -1,0 +1,100 @@
+#!/bin/bash
+# Build the guest root filesystem: debootstrap --variant=minbase bookworm with
+# systemd, bats and the libraries thp-stack links, as an ext4 image made by
+# mkfs.ext4 -d (no loop device). Cached in $THP_CACHE/image/<key>/root.img,
+# where <key> hashes the package list, this script and the files it bakes in.
+# The project itself is never baked in: each run brings it on the payload share.
+# The path of the image is the last line printed.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${THP_CACHE:-/var/cache/thp-stack}
+suite=bookworm
+size=2G
+packages=systemd,systemd-sysv,udev,dbus,bats,bats-assert,bats-support,libcap2,libcap2-bin,libsystemd0,libinih1,libjson-c5,procps,kmod,iproute2,util-linux,jq,less,psmisc,e2fsprogs
+
+log() { echo "build-image: $*" >&2; }
+
+# The Debian mirror this machine's apt already uses: the first deb822 URIs or
+# one-line "deb" entry that serves the main archive (not security, not updates).
+mirror() {
+	local f
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk -v s="$suite" '
+			/^[ \t]*$/ { if (u != "" && ok) print u; u = ""; ok = 0; next }
+			/^URIs:/ { u = $2 }
+			/^Suites:/ { for (i = 2; i <= NF; i++) if ($i == s) ok = 1 }
+			END { if (u != "" && ok) print u }' "$f"
+	done
+	cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+		awk -v s="$suite" '$1 == "deb" { for (i = 2; i < NF; i++) if ($i ~ /^[a-z]+:\/\// && $(i + 1) == s) print $i }'
+	return 0
+}
+
+key=$(
+	{
+		echo "$suite $size $packages"
+		for f in "$0" "$top"/tests/vm/guest/thp-guest.service "$top"/tests/vm/guest/thp-guest-boot; do
+			sha256sum <"$f"
+		done
+	} | sha256sum | cut -c1-16
+)
+dir=$cache/image/$key
+mkdir -p "$cache/image"
+exec 9>"$dir.lock"
+flock 9
+
+if [ -f "$dir/root.img" ]; then
+	log "cached: $dir"
+	echo "$dir/root.img"
+	exit 0
+fi
+
+url=$(mirror | awk "NR == 1")
+if [ -z "$url" ]; then
+	log "no Debian mirror for $suite found in /etc/apt/sources.list{,.d}"
+	exit 1
+fi
+
+work=$dir.tmp
+rm -rf "$work"
+mkdir -p "$work"
+root=$work/root
+log "debootstrap $suite (minbase) from this machine's apt mirror (about a minute)"
+if ! debootstrap --variant=minbase --include="$packages" "$suite" "$root" "$url" >"$work/debootstrap.log" 2>&1; then
+	tail -20 "$work/debootstrap.log" >&2
+	log "debootstrap FAILED (log: $work/debootstrap.log)"
+	exit 1
+fi
+
+log "configuring the guest"
+echo thp-guest >"$root/etc/hostname"
+printf '127.0.0.1 localhost\n127.0.1.1 thp-guest\n' >"$root/etc/hosts"
+printf '/dev/vda / ext4 rw,relatime 0 1\n' >"$root/etc/fstab"
+chroot "$root" passwd -qd root
+install -Dm755 "$top/tests/vm/guest/thp-guest-boot" "$root/usr/local/sbin/thp-guest-boot"
+install -Dm644 "$top/tests/vm/guest/thp-guest.service" "$root/etc/systemd/system/thp-guest.service"
+ln -sf /etc/systemd/system/thp-guest.service "$root/etc/systemd/system/multi-user.target.wants/thp-guest.service"
+# a root shell on the console for `make vm`
+mkdir -p "$root/etc/systemd/system/serial-getty@ttyS0.service.d"
+cat >"$root/etc/systemd/system/serial-getty@ttyS0.service.d/autologin.conf" <<'UNIT'
+[Service]
+ExecStart=
+ExecStart=-/sbin/agetty --autologin root --keep-baud 115200,57600,38400,9600 %I $TERM
+UNIT
+# nothing periodic or networked in a test guest
+for u in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer \
+	systemd-timesyncd.service systemd-networkd-wait-online.service; do
+	ln -sf /dev/null "$root/etc/systemd/system/$u"
+done
+mkdir -p "$root/var/log/journal"
+rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
+
+truncate -s "$size" "$work/root.img"
+mkfs.ext4 -q -F -L thp-root -d "$root" "$work/root.img"
+mkdir -p "$dir"
+mv "$work/root.img" "$dir/root.img"
+rm -rf "$work"
+log "built $dir/root.img"
+echo "$dir/root.img"

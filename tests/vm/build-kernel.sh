@@ -1,0 +1,93 @@
+#!/bin/bash
+# Build the thp-stack guest kernel: Debian's linux-source-6.1 with
+# kernel/sysfs-thp.patch applied, configured by kconfig.sh.
+#
+# The result is cached in $THP_CACHE/kernel/<key>/bzImage, where <key> hashes
+# every input: the source package version and tarball, the patch series, the
+# config fragments, and these scripts. Unchanged inputs: no rebuild. The path
+# of the bzImage is the last line printed.
+#
+# usage: build-kernel.sh [--flavor NAME] [EXTRA_FRAGMENT...]
+#   --flavor debug   e.g. with kernel/debug.config, cached separately
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${THP_CACHE:-/var/cache/thp-stack}
+flavor=default
+if [ "${1:-}" = --flavor ]; then
+	flavor=$2
+	shift 2
+fi
+tarball=/usr/src/linux-source-6.1.tar.xz
+patch=$top/kernel/sysfs-thp.patch
+frags=("$top/kernel/thp-stack.config" "$@")
+
+if [ ! -f "$tarball" ]; then
+	echo "build-kernel: $tarball missing; run 'make deps'" >&2
+	exit 1
+fi
+
+log() { echo "build-kernel: $*" >&2; }
+
+version=$(dpkg-query -W -f='${Version}' linux-source-6.1)
+key=$(
+	{
+		echo "linux-source-6.1 $version"
+		stat -c '%s %Y' "$tarball"
+		[ -f "$patch" ] && sha256sum <"$patch"
+		for f in "${frags[@]}" "$top/tests/vm/kconfig.sh" "$0"; do
+			sha256sum <"$f"
+		done
+	} | sha256sum | cut -c1-16
+)
+dir=$cache/kernel/$flavor-$key
+
+mkdir -p "$cache/kernel"
+exec 9>"$dir.lock"
+flock 9
+
+if [ -f "$dir/bzImage" ]; then
+	log "cached: $dir (linux-source-6.1 $version, $flavor)"
+	echo "$dir/bzImage"
+	exit 0
+fi
+
+work=$dir.tmp
+rm -rf "$work"
+mkdir -p "$work"
+log "unpacking linux-source-6.1 $version into $work"
+tar -C "$work" -xf "$tarball"
+src=$work/linux-source-6.1
+
+if [ -s "$patch" ]; then
+	mkdir "$work/series"
+	n=$(git mailsplit -o"$work/series" "$patch")
+	log "applying $n patch(es) from kernel/sysfs-thp.patch"
+	for p in "$work"/series/*; do
+		subj=$(sed -n 's/^Subject: //p' "$p" | head -1)
+		if ! (cd "$src" && git apply --whitespace=error-all "$p"); then
+			log "FAILED to apply: $subj"
+			exit 1
+		fi
+		log "  applied: $subj"
+	done
+else
+	log "kernel/sysfs-thp.patch is empty or absent: building the stock tree"
+fi
+
+log "configuring (defconfig + kvm_guest.config + ${frags[*]##*/})"
+"$top/tests/vm/kconfig.sh" "$src" "$work/obj" "${frags[@]}"
+log "building bzImage with -j$(nproc) (about 7 minutes on 2 cores)"
+start=$(date +%s)
+if ! make -s -C "$src" O="$work/obj" -j"$(nproc)" bzImage >"$work/build.log" 2>&1; then
+	tail -40 "$work/build.log" >&2
+	log "kernel build FAILED (log: $work/build.log)"
+	exit 1
+fi
+log "built in $(($(date +%s) - start)) s"
+
+mkdir -p "$dir"
+cp "$work/obj/arch/x86/boot/bzImage" "$work/obj/.config" "$work/obj/System.map" "$dir/"
+echo "linux-source-6.1 $version, $flavor, patch sha256 $(sha256sum <"$patch" 2>/dev/null | cut -c1-16)" >"$dir/VERSION"
+rm -rf "$work"
+echo "$dir/bzImage"

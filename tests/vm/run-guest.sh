@@ -1,0 +1,157 @@
+#!/bin/bash
+# Boot the thp-stack guest under QEMU and run something in it.
+#
+# usage: run-guest.sh --payload DIR --mode check|exec|shell [options] [-- ARGS]
+#   --suites "a.bats b.bats"  check: only these (paths relative to tests/bats
+#                             or under it); default all, then the after-reboot
+#                             suites in tests/bats/reboot/ after a guest reboot
+#   --script PATH             exec: run PATH as root in the guest with ARGS
+#   --timeout SEC             hard limit per boot (default: check 2400,
+#                             exec 1800, shell 14400); THP_VM_TIMEOUT too
+#   --kvm                     use KVM instead of TCG (opt-in; slow here)
+#   --memory MIB              guest memory (default 2048)
+#   --cmdline "..."           extra kernel command line
+# env: THP_KERNEL=bzImage (use this kernel, not the cached build of the
+#      series), THP_CACHE, THP_KCONFIG_FLAVOR/THP_KCONFIG_EXTRA (debug kernel)
+#
+# Results come back on a 9p share, never the console (DESIGN.md). Exit status:
+# the suite's or script's; 124 on timeout; 1 when the console or dmesg shows a
+# kernel splat (BUG, WARNING, Oops, lockdep, KASAN, hung task), even if the
+# suites passed.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+payload= mode= suites= script= timeout=${THP_VM_TIMEOUT:-} accel=tcg,thread=multi
+memory=2048 cmdline_extra=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--payload) payload=$2; shift 2 ;;
+	--mode) mode=$2; shift 2 ;;
+	--suites) suites=$2; shift 2 ;;
+	--script) script=$2; shift 2 ;;
+	--timeout) timeout=$2; shift 2 ;;
+	--kvm) accel=kvm; shift ;;
+	--memory) memory=$2; shift 2 ;;
+	--cmdline) cmdline_extra=$2; shift 2 ;;
+	--) shift; break ;;
+	*) echo "run-guest: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+case $mode in
+check) : "${timeout:=2400}" ;;
+exec) : "${timeout:=1800}"; [ -n "$script" ] || { echo "run-guest: --mode exec needs --script" >&2; exit 2; } ;;
+shell) : "${timeout:=14400}" ;;
+*) echo "run-guest: --mode check|exec|shell" >&2; exit 2 ;;
+esac
+[ -d "$payload" ] || { echo "run-guest: no payload at '$payload' (make payload)" >&2; exit 2; }
+
+log() { echo "run-guest: $*" >&2; }
+
+if [ -n "${THP_KERNEL:-}" ]; then
+	kernel=$THP_KERNEL
+	log "kernel: $kernel (THP_KERNEL)"
+else
+	# shellcheck disable=SC2086
+	kernel=$("$top/tests/vm/build-kernel.sh" ${THP_KCONFIG_FLAVOR:+--flavor $THP_KCONFIG_FLAVOR} ${THP_KCONFIG_EXTRA:-} | tail -1)
+fi
+image=$("$top/tests/vm/build-image.sh" | tail -1)
+[ -f "$kernel" ] && [ -f "$image" ]
+
+runs=$top/build/vm
+mkdir -p "$runs"
+run=$(mktemp -d "$runs/run-$(date +%Y%m%d-%H%M%S)-XXXX")
+results=$run/results
+mkdir -p "$results" "$run/payload"
+ln -sfn "$(basename "$run")" "$runs/last"
+log "run directory: $run"
+
+# a private copy of the payload, so that concurrent runs do not share one
+(
+	flock 9
+	cp -a "$payload/." "$run/payload/"
+) 9>"$payload.lock"
+{
+	echo "MODE=$mode"
+	printf 'SUITES=%q\n' "$suites"
+	[ -z "$script" ] || echo "SCRIPT=script"
+} >"$run/payload/run.conf"
+if [ -n "$script" ]; then
+	mkdir -p "$run/payload/exec"
+	cp "$script" "$run/payload/exec/script"
+	chmod +x "$run/payload/exec/script"
+	: >"$run/payload/exec/args"
+	for a in "$@"; do printf '%s\n' "$a" >>"$run/payload/exec/args"; done
+fi
+qemu-img create -q -f qcow2 -F raw -b "$image" "$run/disk.qcow2"
+: >"$results/stream"
+chmod 0777 "$results"
+
+cmdline="console=ttyS0 root=/dev/vda rw panic=-1 thp.harness=1 $cmdline_extra"
+qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m "$memory"
+	-no-reboot -nic none
+	-kernel "$kernel"
+	-drive "file=$run/disk.qcow2,if=virtio,format=qcow2"
+	-virtfs "local,path=$run/payload,mount_tag=payload,security_model=none,readonly=on"
+	-virtfs "local,path=$results,mount_tag=results,security_model=none")
+
+if [ "$mode" = shell ]; then
+	log "root shell on the console; 'poweroff' leaves (Ctrl-a x kills QEMU)"
+	exec timeout -k 10 "$timeout" "${qemu[@]}" -nographic -append "$cmdline"
+fi
+
+cmdline="$cmdline systemd.mask=serial-getty@ttyS0.service"
+tail -n +1 -F "$results/stream" 2>/dev/null &
+tailpid=$!
+trap 'kill $tailpid 2>/dev/null || true' EXIT
+
+status=0
+phase=1
+while :; do
+	log "boot $phase (timeout ${timeout}s, accel $accel)"
+	start=$(date +%s)
+	set +e
+	timeout -k 10 "$timeout" "${qemu[@]}" -display none -monitor none \
+		-serial "file:$run/console.$phase.log" -append "$cmdline" </dev/null
+	qrc=$?
+	set -e
+	log "boot $phase ended after $(($(date +%s) - start)) s"
+	if [ $qrc = 124 ] || [ $qrc = 137 ]; then
+		log "TIMEOUT after ${timeout}s in boot $phase; running: $(cat "$results/current" 2>/dev/null || echo '(no test started)')"
+		log "console: $run/console.$phase.log; last lines:"
+		tail -20 "$run/console.$phase.log" >&2 || true
+		status=124
+		break
+	fi
+	next=$(cat "$results/phase" 2>/dev/null || echo 1)
+	if [ -f "$results/rc.$phase" ] && [ "$next" -gt "$phase" ] && [ "$phase" -lt 3 ]; then
+		phase=$next
+		continue
+	fi
+	break
+done
+sleep 0.3
+kill $tailpid 2>/dev/null || true
+
+for p in $(seq 1 "$phase"); do
+	if [ ! -f "$results/rc.$p" ]; then
+		[ $status != 0 ] || { log "boot $p ended without a result (guest crash? see $run/console.$p.log)"; tail -20 "$run/console.$p.log" >&2 || true; }
+		status=${status/#0/1}
+		continue
+	fi
+	rc=$(cat "$results/rc.$p")
+	[ "$rc" = 0 ] || { [ $status != 0 ] || status=$rc; }
+done
+
+# kernel splats fail the run whatever the suites said
+splat='(BUG:|WARNING:|Oops|general protection fault|Kernel panic|kernel BUG at|KASAN|UBSAN|blocked for more than|possible circular locking|possible recursive locking|inconsistent lock state|list_(add|del) corruption|Bad page (state|map)|page dumped because)'
+if grep -hE "^\[ *[0-9]+\.[0-9]+\] .*$splat" "$run"/console.*.log "$results"/dmesg.* 2>/dev/null | sort -u >"$run/splats" && [ -s "$run/splats" ]; then
+	log "KERNEL SPLAT on the console or in dmesg:"
+	head -20 "$run/splats" >&2
+	[ $status != 0 ] || status=1
+fi
+
+if [ "$mode" = check ]; then
+	"$top/tests/vm/tap-summary.sh" guest "$results"/tap.* >&2
+fi
+log "results: $results (exit $status)"
+exit $status
