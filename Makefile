@@ -103,10 +103,14 @@ demo: deps-quiet kernel image payload
 check-guest: kernel image payload
 	$(RUN_GUEST) --mode check $(if $(SUITES),--suites "$(SUITES)")
 
+# host tests, then the guest suites; one closing "N passed, N failed" line
 check: deps-quiet
 	$(MAKE) --no-print-directory programs
-	$(MAKE) --no-print-directory check-host
-	$(MAKE) --no-print-directory check-guest
+	@rm -f build/results/host.tap; rc=0; \
+	$(MAKE) --no-print-directory check-host || rc=1; \
+	rm -f build/vm/last; $(MAKE) --no-print-directory check-guest || rc=1; \
+	tests/vm/tap-summary.sh check build/results/host.tap build/vm/last/results/tap.*; \
+	exit $$rc
 
 bench: deps-quiet kernel image payload
 	$(RUN_GUEST) --mode exec --script bench/run.sh
