@@ -7,19 +7,25 @@
 # config fragments, and these scripts. Unchanged inputs: no rebuild. The path
 # of the bzImage is the last line printed.
 #
-# usage: build-kernel.sh [--flavor NAME] [EXTRA_FRAGMENT...]
+# usage: build-kernel.sh [--stock] [--flavor NAME] [EXTRA_FRAGMENT...]
+#   --stock          without the series (same config), for `make bench`
 #   --flavor debug   e.g. with kernel/debug.config, cached separately
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${THP_CACHE:-/var/cache/thp-stack}
 flavor=default
+patch=$top/kernel/sysfs-thp.patch
+if [ "${1:-}" = --stock ]; then
+	flavor=stock
+	patch=/dev/null
+	shift
+fi
 if [ "${1:-}" = --flavor ]; then
-	flavor=$2
+	flavor=$flavor-$2
 	shift 2
 fi
 tarball=/usr/src/linux-source-6.1.tar.xz
-patch=$top/kernel/sysfs-thp.patch
 frags=("$top/kernel/thp-stack.config" "$@")
 
 if [ ! -f "$tarball" ]; then
@@ -34,6 +40,7 @@ key=$(
 	{
 		echo "linux-source-6.1 $version"
 		stat -c '%s %Y' "$tarball"
+		echo "series: $patch"
 		[ -f "$patch" ] && sha256sum <"$patch"
 		for f in "${frags[@]}" "$top/tests/vm/kconfig.sh" "$0"; do
 			sha256sum <"$f"
