@@ -58,6 +58,7 @@ include lib/lib.mk
 -include cli/cli.mk
 -include daemon/daemon.mk
 -include tests/helpers/helpers.mk
+-include bench/bench.mk
 -include tests/host/host.mk
 -include man/man.mk
 
@@ -113,7 +114,7 @@ check: deps-quiet
 	exit $$rc
 
 bench: deps-quiet kernel image payload
-	$(RUN_GUEST) --mode exec --script bench/run.sh
+	THP_CACHE=$(THP_CACHE) tests/vm/bench.sh $(VM)
 
 checkpatch:
 	THP_CACHE=$(THP_CACHE) tests/vm/checkpatch.sh

@@ -1,0 +1,92 @@
+#!/usr/bin/awk -f
+# Turns the "R boot=... section=... case=... key=value" lines of bench/run.sh
+# into the table `make bench` prints. Medians over repetitions; min..max shown
+# where the spread matters. Portable awk (mawk): no asort.
+
+function median(list,    n, a, i, j, t) {
+	n = split(list, a, " ")
+	for (i = 2; i <= n; i++) {
+		t = a[i] + 0
+		for (j = i - 1; j >= 1 && a[j] + 0 > t; j--)
+			a[j + 1] = a[j]
+		a[j + 1] = t
+	}
+	if (n == 0)
+		return ""
+	return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+}
+function minof(list,    n, a, i, m) {
+	n = split(list, a, " "); m = a[1] + 0
+	for (i = 2; i <= n; i++) if (a[i] + 0 < m) m = a[i] + 0
+	return m
+}
+function maxof(list,    n, a, i, m) {
+	n = split(list, a, " "); m = a[1] + 0
+	for (i = 2; i <= n; i++) if (a[i] + 0 > m) m = a[i] + 0
+	return m
+}
+function ratio(a, b) { return b > 0 ? sprintf("%.3f", a / b) : "-" }
+
+$1 == "R" {
+	delete kv
+	for (i = 2; i <= NF; i++) {
+		eq = index($i, "=")
+		if (eq) kv[substr($i, 1, eq - 1)] = substr($i, eq + 1)
+	}
+	key = kv["boot"] "/" kv["section"] "/" kv["case"]
+	if (kv["section"] == "meta") { meta[kv["boot"]] = $0; next }
+	if ("unavailable" in kv) { unavail[key] = 1; next }
+	for (k in kv)
+		if (k != "boot" && k != "section" && k != "case" && k != "rep")
+			v[key "/" k] = v[key "/" k] " " kv[k]
+}
+
+END {
+	for (b in meta) print "# " b ": " substr(meta[b], 3)
+	print ""
+	print "1. largepages (the RFC's largepages3), medians of the repetitions, times in ms"
+	printf "%-13s %10s %16s %10s %10s %9s %11s %8s %8s %8s %9s\n", "case", "first", "(min..max)", "repeat", "stride", "faults", "huge MiB", "first/n", "rep/n", "str/n", "n/faults"
+	split("never mode0 mode0-advise mode1 mode2", cases, " ")
+	nf = median(v["patched/largepages/never/first_us"])
+	nr = median(v["patched/largepages/never/repeat_us"])
+	ns = median(v["patched/largepages/never/stride_us"])
+	nflt = median(v["patched/largepages/never/minflt"])
+	for (c = 1; c <= 5; c++) {
+		k = "patched/largepages/" cases[c]
+		if (k in unavail || v[k "/first_us"] == "") { printf "%-13s %s\n", cases[c], "unavailable (no thpctl)"; continue }
+		f = median(v[k "/first_us"]); r = median(v[k "/repeat_us"]); s = median(v[k "/stride_us"])
+		flt = median(v[k "/minflt"])
+		printf "%-13s %10.1f %7.1f..%-8.1f %10.1f %10.1f %9d %11d %8s %8s %8s %9s\n", cases[c], f / 1000,
+			minof(v[k "/first_us"]) / 1000, maxof(v[k "/first_us"]) / 1000, r / 1000, s / 1000, flt,
+			median(v[k "/anon_huge_kib"]) / 1024, ratio(f, nf), ratio(r, nr), ratio(s, ns), ratio(nflt, flt)
+	}
+	print "RFC (2009, bare metal): first touch 1.566/2.182 s = 0.72, repeat 453/460 ms = 0.98, stride 41.6/44.0 ms = 0.95"
+	print "goals: n/faults >= 500 with hugepages; first/n <= 0.6; mode0-advise reaches mode1's fault reduction"
+	print ""
+	print "2. cost of the series' kernel hooks: same config with and without the series, medians"
+	printf "%-10s %16s %16s %10s\n", "case", "patched", "stock", "ratio"
+	split("fault4k:ns_per_fault faultthp:ns_per_fault forkexec:us_per_launch", hk, " ")
+	for (i = 1; i <= 3; i++) {
+		split(hk[i], p, ":")
+		a = median(v["patched/hooks/" p[1] "/" p[2]]); b = median(v["stock/hooks/" p[1] "/" p[2]])
+		if (a == "" && b == "") { printf "%-10s %s\n", p[1], "not measured"; continue }
+		if (b == "") { printf "%-10s %13.1f %-2s %16s %10s\n", p[1], a, (p[2] ~ /ns/ ? "ns" : "us"), "not measured", "-"; continue }
+		printf "%-10s %13.1f %-2s %13.1f %-2s %10s\n", p[1], a, (p[2] ~ /ns/ ? "ns" : "us"), b, (p[2] ~ /ns/ ? "ns" : "us"), ratio(a, b)
+	}
+	print "goal: within 1% (ratio <= 1.010); TCG timing noise is larger than that: see the min..max spread"
+	print ""
+	print "3. launch: thpctl run -- /bin/true vs /bin/true, microseconds per launch (medians)"
+	for (bi = 1; bi <= 2; bi++) {
+		b = bi == 1 ? "patched" : "host"
+		t = median(v[b "/launch/true/us_per_launch"]); w = median(v[b "/launch/thpctl-run/us_per_launch"])
+		if (t == "" || w == "") { printf "%-8s %s\n", b == "patched" ? "guest" : b, "not measured"; continue }
+		printf "%-8s true %8.1f us   thpctl run %8.1f us   extra %8.1f us\n", b == "patched" ? "guest" : b, t, w, w - t
+	}
+	print "goal: <= 1000 us extra"
+	print ""
+	print "4. thpd idle"
+	k = "patched/thpd/idle"
+	if (k in unavail || v[k "/rss_kib"] == "") print "not measured (thpd unavailable)"
+	else printf "over %s s: RSS %s KiB, CPU %s ticks, %s context switches (watchdog %s)\n", median(v[k "/seconds"]), median(v[k "/rss_kib"]), median(v[k "/cpu_ticks"]), median(v[k "/ctxsw"]), "on"
+	print "goals: RSS <= 2048 KiB, no wakeups beyond the watchdog"
+}

@@ -1,0 +1,38 @@
+#!/bin/bash
+# `make bench`: everything in the guest in one boot of the patched kernel,
+# then the hook-cost loops again in one boot of the same config without the
+# series, then launch cost on the host; prints the table and saves it under
+# results/ (text and the raw lines).
+# env: BENCH_REPS (default 5), BENCH_SIZE_MIB (default 512); arguments go to
+# run-guest.sh (e.g. --kvm).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/../.." && pwd)
+payload=$top/build/payload
+out=$top/results
+mkdir -p "$out"
+stamp=$(date -u +%Y%m%d-%H%M%S)
+raw=$out/bench-$stamp.raw
+: >"$raw"
+
+log() { echo "bench: $*" >&2; }
+
+log "guest, patched kernel: all sections"
+"$top/tests/vm/run-guest.sh" --payload "$payload" --mode exec --script "$top/bench/run.sh" "$@" -- all "${BENCH_REPS:-5}" "${BENCH_SIZE_MIB:-512}" |
+	tee /dev/stderr | sed -n 's/^R /R boot=patched /p' >>"$raw"
+
+log "guest, stock kernel (same config, no series): hook costs"
+stock=$("$top/tests/vm/build-kernel.sh" --stock | tail -1)
+THP_KERNEL=$stock "$top/tests/vm/run-guest.sh" --payload "$payload" --mode exec --script "$top/bench/run.sh" "$@" -- hooks "${BENCH_REPS:-5}" |
+	tee /dev/stderr | sed -n 's/^R /R boot=stock /p' >>"$raw"
+
+log "host: launch cost"
+if [ -x "$top/build/thpctl" ]; then
+	for rep in 1 2 3 4 5; do
+		echo "R boot=host section=launch case=true rep=$rep $("$top/build/helpers/spawn" 500 /bin/true)"
+		echo "R boot=host section=launch case=thpctl-run rep=$rep $("$top/build/helpers/spawn" 500 "$top/build/thpctl" run -- /bin/true)"
+	done >>"$raw"
+fi
+
+awk -f "$top/bench/report.awk" "$raw" | tee "$out/bench-$stamp.txt"
+ln -sf "bench-$stamp.txt" "$out/latest.txt"
+log "saved $out/bench-$stamp.txt and $raw"
