@@ -8,6 +8,7 @@
 #   make vm-exec SCRIPT=path [ARGS=...]   run a script as root in the guest
 #   make demo       build what is missing, boot, show THP working
 #   make check      everything missing, then host tests and guest suites
+#   make check-debug  the guest suites on a DEBUG_VM/lockdep/KASAN kernel
 #   make bench      benchmarks in the guest (figures and ratios, never pass/fail)
 #   make checkpatch scripts/checkpatch.pl --strict on every patch of the series
 #   make install    DESTDIR=, PREFIX=
@@ -67,7 +68,7 @@ programs: $(PROGRAMS) $(HELPERS)
 install: $(INSTALL_TARGETS)
 
 .PHONY: all programs deps kernel image payload vm vm-exec demo check check-host \
-	check-guest bench checkpatch install clean
+	check-guest check-debug bench checkpatch install clean
 
 deps:
 	tests/vm/deps.sh
@@ -112,6 +113,13 @@ check: deps-quiet
 	rm -f build/vm/last; $(MAKE) --no-print-directory check-guest || rc=1; \
 	tests/vm/tap-summary.sh check build/results/host.tap build/vm/last/results/tap.*; \
 	exit $$rc
+
+# the same suites (and the stress suite) on a kernel with DEBUG_VM, lockdep,
+# KASAN, DEBUG_LIST and PAGE_OWNER; any splat fails the run
+check-debug: deps-quiet programs image payload
+	THP_CACHE=$(THP_CACHE) THP_KCONFIG_FLAVOR=debug THP_KCONFIG_EXTRA=$(abspath kernel/debug.config) \
+		THP_VM_TIMEOUT=$${THP_VM_TIMEOUT:-4800} tests/vm/run-guest.sh --payload $(BUILD)/payload $(VM) \
+		--mode check --cmdline "page_owner=on" $(if $(SUITES),--suites "$(SUITES)")
 
 bench: deps-quiet kernel image payload
 	THP_CACHE=$(THP_CACHE) tests/vm/bench.sh $(VM)
