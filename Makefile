@@ -73,8 +73,13 @@ install: $(INSTALL_TARGETS)
 deps:
 	tests/vm/deps.sh
 
+# THP_KERNEL=path/to/bzImage: boot that kernel instead (kernel development)
 kernel:
+ifeq ($(THP_KERNEL),)
 	THP_CACHE=$(THP_CACHE) tests/vm/build-kernel.sh
+else
+	@echo "kernel: using THP_KERNEL=$(THP_KERNEL)"
+endif
 
 image:
 	THP_CACHE=$(THP_CACHE) tests/vm/build-image.sh
