@@ -78,7 +78,7 @@ int thp_write_file(const char *path, const char *value)
 	r = thp_path(full, sizeof(full), path);
 	if (r < 0)
 		return r;
-	fd = open(full, O_WRONLY | O_CLOEXEC);
+	fd = open(full, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	do
