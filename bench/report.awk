@@ -34,7 +34,7 @@ $1 == "R" {
 		if (eq) kv[substr($i, 1, eq - 1)] = substr($i, eq + 1)
 	}
 	key = kv["boot"] "/" kv["section"] "/" kv["case"]
-	if (kv["section"] == "meta") { meta[kv["boot"]] = $0; next }
+	if (kv["section"] == "meta") { meta[kv["boot"] ", " kv["clock"]] = $0; next }
 	if ("unavailable" in kv) { unavail[key] = 1; next }
 	for (k in kv)
 		if (k != "boot" && k != "section" && k != "case" && k != "rep")
@@ -64,6 +64,7 @@ END {
 	print "goals: n/faults >= 500 with hugepages; first/n <= 0.6; mode0-advise reaches mode1's fault reduction"
 	print ""
 	print "2. cost of the series' kernel hooks: same config with and without the series, medians"
+	print "   (deterministic clock: QEMU -icount, one CPU; guest time follows executed instructions)"
 	printf "%-10s %16s %16s %10s\n", "case", "patched", "stock", "ratio"
 	split("fault4k:ns_per_fault faultthp:ns_per_fault forkexec:us_per_launch", hk, " ")
 	for (i = 1; i <= 3; i++) {

@@ -3,7 +3,7 @@
 # Prints raw measurements as lines "R section=... case=... rep=N key=value...";
 # bench/report.awk turns them into the table. Never fails on a time.
 #
-# usage: run.sh all|largepages|hooks|launch|thpd [REPS [SIZE_MIB]]
+# usage: run.sh all|"SECTION..." [REPS [SIZE_MIB]]  (largepages hooks launch thpd)
 set -u
 THP=/sys/kernel/mm/transparent_hugepage
 H=${THP_HELPERS:-/opt/thp-stack/helpers}
@@ -45,7 +45,7 @@ settle() {
 }
 
 meta() {
-	echo "R section=meta kernel=$(uname -r) patched=$patched policy=$patched cpus=$(nproc) mem_mib=$(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024)) size_mib=$SIZE reps=$REPS"
+	echo "R section=meta kernel=$(uname -r) patched=$patched policy=$have_policy clock=$(grep -q 'thp.icount=1' /proc/cmdline && echo icount || echo tcg) cpus=$(nproc) mem_mib=$(($(awk '/MemTotal/ {print $2}' /proc/meminfo) / 1024)) size_mib=$SIZE reps=$REPS"
 }
 
 largepages() {
@@ -119,11 +119,13 @@ thpd_bench() {
 }
 
 meta
-case $section in
-all) largepages; hooks; launch; thpd_bench ;;
-largepages) largepages ;;
-hooks) hooks ;;
-launch) launch ;;
-thpd) thpd_bench ;;
-*) echo "usage: run.sh all|largepages|hooks|launch|thpd" >&2; exit 2 ;;
-esac
+[ "$section" = all ] && section="largepages hooks launch thpd"
+for s in $section; do
+	case $s in
+	largepages) largepages ;;
+	hooks) hooks ;;
+	launch) launch ;;
+	thpd) thpd_bench ;;
+	*) echo "usage: run.sh all|\"SECTION...\" [REPS [SIZE_MIB]]; sections: largepages hooks launch thpd" >&2; exit 2 ;;
+	esac
+done

@@ -11,6 +11,9 @@
 #   --kvm                     use KVM instead of TCG (opt-in; slow here)
 #   --memory MIB              guest memory (default 2048)
 #   --cmdline "..."           extra kernel command line
+#   --smp N                   guest CPUs (default 2)
+#   --icount SPEC             deterministic TCG: guest time follows executed
+#                             instructions (e.g. shift=3,sleep=off; needs --smp 1)
 # env: THP_KERNEL=bzImage (use this kernel, not the cached build of the
 #      series), THP_CACHE, THP_KCONFIG_FLAVOR/THP_KCONFIG_EXTRA (debug kernel)
 #
@@ -22,7 +25,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 payload= mode= suites= script= timeout=${THP_VM_TIMEOUT:-} accel=tcg,thread=multi
-memory=2048 cmdline_extra=
+memory=2048 cmdline_extra= smp=2 icount=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--payload) payload=$2; shift 2 ;;
@@ -33,6 +36,8 @@ while [ $# -gt 0 ]; do
 	--kvm) accel=kvm; shift ;;
 	--memory) memory=$2; shift 2 ;;
 	--cmdline) cmdline_extra=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--icount) icount=$2; accel=tcg; shift 2 ;;
 	--) shift; break ;;
 	*) echo "run-guest: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -86,8 +91,9 @@ qemu-img create -q -f qcow2 -F raw -b "$image" "$run/disk.qcow2"
 : >"$results/stream"
 chmod 0777 "$results"
 
-cmdline="console=ttyS0 root=/dev/vda rw panic=-1 thp.harness=1 $cmdline_extra"
-qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp 2 -m "$memory"
+cmdline="console=ttyS0 root=/dev/vda rw panic=-1 thp.harness=1 ${icount:+thp.icount=1 }$cmdline_extra"
+qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$memory"
+	${icount:+-icount "$icount"}
 	-no-reboot -nic none
 	-kernel "$kernel"
 	-drive "file=$run/disk.qcow2,if=virtio,format=qcow2"
