@@ -53,7 +53,8 @@ END {
 	nflt = median(v["patched/largepages/never/minflt"])
 	for (c = 1; c <= 5; c++) {
 		k = "patched/largepages/" cases[c]
-		if (k in unavail || v[k "/first_us"] == "") { printf "%-13s %s\n", cases[c], "unavailable (no thpctl)"; continue }
+		if (k in unavail) { printf "%-13s %s\n", cases[c], "unavailable (no thpctl in the guest)"; continue }
+		if (v[k "/first_us"] == "") { printf "%-13s %s\n", cases[c], "not measured"; continue }
 		f = median(v[k "/first_us"]); r = median(v[k "/repeat_us"]); s = median(v[k "/stride_us"])
 		flt = median(v[k "/minflt"])
 		printf "%-13s %10.1f %7.1f..%-8.1f %10.1f %10.1f %9d %11d %8s %8s %8s %9s\n", cases[c], f / 1000,

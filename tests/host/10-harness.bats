@@ -1,0 +1,40 @@
+#!/usr/bin/env bats
+# The harness's own arithmetic: TAP counting and the benchmark report.
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+TOP=$BATS_TEST_DIRNAME/../..
+
+@test "tap-summary counts passes, failures and skips across files" {
+	printf '1..3\nok 1 a\nnot ok 2 b\nok 3 c # skip no feature\n' >"$BATS_TEST_TMPDIR/a.tap"
+	printf '1..2\nok 1 d\nok 2 e # SKIP why\n# ok 9 not a result\n' >"$BATS_TEST_TMPDIR/b.tap"
+	run -0 "$TOP/tests/vm/tap-summary.sh" check "$BATS_TEST_TMPDIR/a.tap" "$BATS_TEST_TMPDIR/b.tap"
+	assert_output "check: 2 passed, 1 failed, 2 skipped"
+}
+
+@test "tap-summary of nothing is zero, not an error" {
+	run -0 "$TOP/tests/vm/tap-summary.sh" guest "$BATS_TEST_TMPDIR/missing.tap"
+	assert_output "guest: 0 passed, 0 failed, 0 skipped"
+}
+
+@test "bench report: medians, ratios against never, fault reduction" {
+	for rep in 1 2 3; do
+		echo "R boot=patched section=largepages case=never rep=$rep first_us=$((2000000 + rep)) repeat_us=400000 stride_us=40000 minflt=131072 anon_huge_kib=0"
+		echo "R boot=patched section=largepages case=mode1 rep=$rep first_us=$((1000000 * rep)) repeat_us=400000 stride_us=20000 minflt=256 anon_huge_kib=524288"
+	done >"$BATS_TEST_TMPDIR/raw"
+	run -0 awk -f "$TOP/bench/report.awk" "$BATS_TEST_TMPDIR/raw"
+	# mode1: median first 2000 ms of 1000/2000/3000; ratio to never's 2000.002 ms
+	assert_line --regexp '^mode1 +2000\.0 +1000\.0\.\.3000\.0 +400\.0 +20\.0 +256 +512 +1\.000 +1\.000 +0\.500 +512\.000$'
+	assert_line --regexp '^mode0 +not measured$'
+}
+
+@test "bench report: hook ratio patched/stock" {
+	{
+		echo "R boot=patched section=hooks case=fault4k rep=1 faults=10 ns_per_fault=1010"
+		echo "R boot=stock section=hooks case=fault4k rep=1 faults=10 ns_per_fault=1000"
+	} >"$BATS_TEST_TMPDIR/raw"
+	run -0 awk -f "$TOP/bench/report.awk" "$BATS_TEST_TMPDIR/raw"
+	assert_line --regexp '^fault4k +1010\.0 ns +1000\.0 ns +1\.010$'
+}
