@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Least privilege in process. thpd runs as root (the THP sysfs files are
+ * root-owned 0644: writing them takes uid 0, no capability) and keeps only:
+ *
+ *   CAP_SYS_RESOURCE  PSI triggers with windows that are not a multiple of
+ *                     2 s (kernel/sched/psi.c: unprivileged triggers are
+ *                     limited to 2 s windows and slower aggregation)
+ *   CAP_SYS_ADMIN     writing /proc/PID/thp_policy (docs/abi.md)
+ *   CAP_SYS_PTRACE    the PTRACE_MODE_ATTACH check of that write, and reading
+ *                     /proc/PID/exe, for other users' processes
+ *   CAP_NET_ADMIN     subscribing to the proc connector (exec events)
+ *
+ * The last three only when the kernel has the per-process policy: on a
+ * stock kernel rules can never be applied, so they are dropped as well.
+ * Everything else leaves the permitted, effective, inheritable, ambient and
+ * (when CAP_SETPCAP allows) bounding sets.
+ */
+#include "thpd.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include <sys/capability.h>
+
+#include "log.h"
+
+int thpd_drop_caps(bool rules_possible, char *kept, size_t size)
+{
+	cap_value_t want[] = { CAP_SYS_RESOURCE, CAP_SYS_ADMIN, CAP_SYS_PTRACE, CAP_NET_ADMIN };
+	size_t n_want = rules_possible ? 4 : 1, n_keep = 0, off = 0;
+	cap_value_t keep[4];
+	cap_flag_value_t have;
+	cap_t cur, c;
+	int r = 0;
+
+	kept[0] = '\0';
+	cur = cap_get_proc();
+	if (!cur)
+		return -errno;
+	for (size_t i = 0; i < n_want; i++) {
+		char *name = cap_to_name(want[i]);
+
+		if (cap_get_flag(cur, want[i], CAP_PERMITTED, &have) == 0 && have == CAP_SET) {
+			keep[n_keep++] = want[i];
+			off += (size_t)snprintf(kept + off, off < size ? size - off : 0, "%s%s",
+						off ? " " : "", name ? name : "?");
+		} else {
+			log_warn("%s is not available: %s", name ? name : "?",
+				 want[i] == CAP_SYS_RESOURCE ?
+					 "pressure windows must be multiples of 2 s" :
+					 "per-application rules may fail");
+		}
+		cap_free(name);
+	}
+
+	/* the bounding set first, while CAP_SETPCAP may still be there */
+	if (cap_get_flag(cur, CAP_SETPCAP, CAP_EFFECTIVE, &have) == 0 && have == CAP_SET) {
+		for (cap_value_t v = 0; v < (cap_value_t)cap_max_bits(); v++) {
+			bool k = false;
+
+			for (size_t i = 0; i < n_keep; i++)
+				k |= keep[i] == v;
+			if (!k && cap_drop_bound(v) < 0 && errno != EINVAL) {
+				r = -errno;
+				break;
+			}
+		}
+	}
+	cap_free(cur);
+	if (r < 0)
+		return r;
+
+	c = cap_init();
+	if (!c)
+		return -errno;
+	if (n_keep && (cap_set_flag(c, CAP_PERMITTED, (int)n_keep, keep, CAP_SET) < 0 ||
+		       cap_set_flag(c, CAP_EFFECTIVE, (int)n_keep, keep, CAP_SET) < 0))
+		r = -errno;
+	if (r == 0 && cap_set_proc(c) < 0)
+		r = -errno;
+	cap_free(c);
+	if (r < 0)
+		return r;
+	if (cap_reset_ambient() < 0 && errno != EINVAL)
+		return -errno;
+	/* thpd never executes anything; make sure nothing could gain privileges */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return -errno;
+	return 0;
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * thpd configuration: /etc/thpd/thpd.conf and /etc/thpd/thpd.conf.d/ *.conf,
+ * documented in thpd.conf(5).
+ *
+ * Parsing is pure: it reads through an ini_reader callback and reports every
+ * problem through a diagnostics callback with file:line, so host tests feed
+ * it strings. Only thpd_config_load() touches the file system.
+ */
+#ifndef THPD_CONFIG_H
+#define THPD_CONFIG_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <ini.h>
+
+#include "thp.h"
+
+#define THPD_MAX_RULES 64
+#define THPD_CONF_PATH "/etc/thpd/thpd.conf"
+
+enum thpd_diag_level { THPD_DIAG_WARNING, THPD_DIAG_FATAL };
+
+struct thpd_diag {
+	/* file may be NULL (no line), line 0 when not tied to a line */
+	void (*report)(void *userdata, enum thpd_diag_level level, const char *file,
+		       unsigned int line, const char *msg);
+	void *userdata;
+};
+
+/* khugepaged knobs thpd can set, by index */
+enum thpd_kh_knob {
+	THPD_KH_DEFRAG,
+	THPD_KH_PAGES_TO_SCAN,
+	THPD_KH_SCAN_SLEEP,
+	THPD_KH_ALLOC_SLEEP,
+	THPD_KH_MAX_PTES_NONE,
+	THPD_KH_N,
+};
+/* the file name under khugepaged/ */
+const char *thpd_kh_file(enum thpd_kh_knob k);
+
+struct thpd_rule {
+	char name[64];
+	char exe[256];		/* fnmatch() glob on /proc/PID/exe, "" = any */
+	char comm[32];		/* fnmatch() glob on comm */
+	char cgroup[256];	/* cgroup v2 path glob; matches the cgroup and below */
+	char user[64];		/* name or number as written */
+	bool has_uid;
+	uid_t uid;
+	int policy;		/* PR_THP_POLICY_*, -1 when unset */
+	char origin[300];	/* file:line where the section was first seen */
+};
+
+struct thpd_adaptive_config {
+	bool enabled;
+	bool pressure_full;		/* "full" rather than "some" stall */
+	uint32_t pressure_threshold_us;
+	uint32_t pressure_window_us;
+	long min_free_blocks;		/* order-9 blocks; 0 disables the check */
+	long recover_free_blocks;	/* needed to step up again; -1: 2 x min */
+	enum thp_enabled step_down_enabled;
+	char step_down_defrag[16];	/* "" = leave defrag alone */
+	uint64_t calm_usec;
+	uint64_t check_interval_usec;
+};
+
+struct thpd_config {
+	/* [Global] */
+	char mode[8];			/* "" = leave alone, else thp_mode_parse() input */
+	char defrag[16];		/* "" = leave alone */
+	bool kh_set[THPD_KH_N];
+	uint64_t kh_val[THPD_KH_N];
+	bool restore_on_stop;
+	bool honor_kernel_cmdline;
+	char admin_group[64];		/* "" = root only */
+	bool has_admin_gid;
+	gid_t admin_gid;
+	/* [Adaptive] */
+	struct thpd_adaptive_config adaptive;
+	/* [Rule NAME] in order of first appearance */
+	unsigned int n_rules;
+	struct thpd_rule rules[THPD_MAX_RULES];
+};
+
+void thpd_config_defaults(struct thpd_config *cfg);
+
+/*
+ * Parse one file's text from reader/stream on top of cfg. name is used in
+ * messages ("name:line: ..."). Returns 0, or -EINVAL when a fatal problem was
+ * reported (everything is still parsed so that every problem is reported).
+ */
+int thpd_config_parse(struct thpd_config *cfg, const char *name, ini_reader reader,
+		      void *stream, const struct thpd_diag *diag);
+/* the same for a NUL-terminated string (tests) */
+int thpd_config_parse_string(struct thpd_config *cfg, const char *name, const char *text,
+			     const struct thpd_diag *diag);
+
+/*
+ * After every file: drop incomplete rules (with a warning), fill derived
+ * defaults, resolve user and group names through the lookups (NULL: only
+ * numbers are accepted). Returns 0 or -EINVAL (fatal problem reported).
+ */
+struct thpd_name_lookup {
+	int (*user)(const char *name, uid_t *uid);	/* 0 or -ENOENT */
+	int (*group)(const char *name, gid_t *gid);
+};
+int thpd_config_finish(struct thpd_config *cfg, const struct thpd_name_lookup *lookup,
+		       const struct thpd_diag *diag);
+
+/*
+ * Defaults, then path (a missing file is fine, an unreadable one fatal),
+ * then path.d/ *.conf in lexical order, then thpd_config_finish() with the
+ * system's passwd/group databases. 0 or -errno.
+ */
+int thpd_config_load(struct thpd_config *cfg, const char *path, const struct thpd_diag *diag);
+
+#endif

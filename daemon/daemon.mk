@@ -1,0 +1,37 @@
+# thpd: the THP policy daemon, its units, example configuration and host tests.
+THPD_SRCS := daemon/adaptive.c daemon/caps.c daemon/config.c daemon/log.c \
+	daemon/persist.c daemon/rules.c daemon/server.c daemon/sources.c daemon/thpd-core.c
+THPD_OBJS := $(THPD_SRCS:%.c=$(BUILD)/%.o)
+PROGRAMS += $(BUILD)/thpd $(BUILD)/systemd/thpd.service
+
+$(BUILD)/thpd: $(BUILD)/daemon/thpd.o $(THPD_OBJS) $(LIBTHP)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(THP_LIBS)
+
+# the unit names the installed binary
+$(BUILD)/systemd/thpd.service: systemd/thpd.service.in
+	@mkdir -p $(@D)
+	sed 's|@SBINDIR@|$(SBINDIR)|g' $< >$@
+
+# host tests of the pure logic: tests/host/test-thpd-*.c, linked with the daemon's objects
+THPD_TEST_SRCS := $(wildcard tests/host/test-thpd-*.c)
+HOST_TESTS += $(THPD_TEST_SRCS:tests/host/%.c=$(BUILD)/tests/host/%)
+
+$(BUILD)/tests/host/test-thpd-%: $(BUILD)/tests/host/test-thpd-%.o $(THPD_OBJS) $(LIBTHP)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(THP_LIBS)
+
+install-thpd: $(BUILD)/thpd $(BUILD)/systemd/thpd.service
+	install -Dm755 $(BUILD)/thpd $(DESTDIR)$(SBINDIR)/thpd
+	install -Dm644 $(BUILD)/systemd/thpd.service $(DESTDIR)$(UNITDIR)/thpd.service
+	install -Dm644 systemd/thpd.socket $(DESTDIR)$(UNITDIR)/thpd.socket
+	install -d $(DESTDIR)$(SYSCONFDIR)/thpd/thpd.conf.d
+	@# never overwrite an administrator's configuration on a live system
+	if [ -n "$(DESTDIR)" ] || [ ! -e $(SYSCONFDIR)/thpd/thpd.conf ]; then \
+		install -m644 systemd/thpd.conf $(DESTDIR)$(SYSCONFDIR)/thpd/thpd.conf; \
+	fi
+	install -Dm644 systemd/thpd.conf.d-example.conf \
+		$(DESTDIR)$(DATADIR)/doc/thp-stack/examples/thpd.conf.d/50-example.conf
+
+INSTALL_TARGETS += install-thpd
+.PHONY: install-thpd

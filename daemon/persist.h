@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What an administrator set through the socket, kept in the state directory
+ * ($STATE_DIRECTORY, /var/lib/thpd) as one small JSON file:
+ *   {"version":1,"enabled":"madvise","defrag":null}
+ * written atomically (temporary file, fsync, rename, fsync of the directory).
+ */
+#ifndef THPD_PERSIST_H
+#define THPD_PERSIST_H
+
+#include <stdbool.h>
+
+#define THPD_STATE_DIR "/var/lib/thpd"
+#define THPD_STATE_FILE "state"
+
+struct thpd_persist {
+	char enabled[16];	/* "" = not set through thpd */
+	char defrag[16];
+};
+
+/* parse the file's text; -EBADMSG when it is not a valid state */
+int thpd_persist_parse(const char *text, struct thpd_persist *p);
+/* the file's text, malloc'ed; NULL on ENOMEM */
+char *thpd_persist_format(const struct thpd_persist *p);
+/* load from dir; -ENOENT when nothing was ever persisted */
+int thpd_persist_load(const char *dir, struct thpd_persist *p);
+int thpd_persist_save(const char *dir, const struct thpd_persist *p);
+static inline bool thpd_persist_empty(const struct thpd_persist *p)
+{
+	return !p->enabled[0] && !p->defrag[0];
+}
+
+#endif

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The socket server (docs/abi.md, "thpd socket protocol"): AF_UNIX
+ * SOCK_SEQPACKET, one JSON object per message of at most THP_MSG_MAX bytes.
+ * Callers are identified with SO_PEERCRED: anyone may ping and status,
+ * enable/defrag need uid 0 or AdminGroup= membership, reload needs uid 0.
+ * A request larger than THP_MSG_MAX gets an error reply and the connection
+ * is closed; anything else wrong gets an error reply and the connection
+ * stays usable.
+ */
+#include "thpd.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "thp-proto.h"
+
+#define THPD_MAX_CONNS 32
+
+struct conn {
+	struct conn *next, **pprev;	/* in d->conns */
+	struct thpd *d;
+	int fd;
+	sd_event_source *src;
+	struct thpd_peer peer;
+};
+
+bool thpd_peer_may_change(const struct thpd_config *cfg, const struct thpd_peer *peer)
+{
+	if (peer->uid == 0)
+		return true;
+	if (!cfg->has_admin_gid)
+		return false;
+	if (peer->gid == cfg->admin_gid)
+		return true;
+	for (int i = 0; i < peer->n_groups; i++)
+		if (peer->groups[i] == cfg->admin_gid)
+			return true;
+	return false;
+}
+
+static struct json_object *ok_reply(void)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "ok", json_object_new_boolean(1));
+	return o;
+}
+
+static struct json_object *error_reply(int err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static struct json_object *error_reply(int err, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	return thp_proto_error(err, msg);
+}
+
+static void add_str(struct json_object *o, const char *key, const char *v)
+{
+	json_object_object_add(o, key, v && *v ? json_object_new_string(v) : NULL);
+}
+
+static struct json_object *state_reply(struct thpd *d)
+{
+	struct json_object *o;
+	struct thp_state st;
+	int r = thp_state_read(&st);
+
+	if (r < 0)
+		return error_reply(r, "cannot read the THP state: %s", strerror(-r));
+	d->kernel = st;
+	o = ok_reply();
+	add_str(o, "enabled", thp_enabled_name(st.enabled));
+	add_str(o, "defrag", st.defrag);
+	add_str(o, "mode", st.mode);
+	return o;
+}
+
+static struct json_object *cmd_status(struct thpd *d)
+{
+	struct json_object *o = state_reply(d), *a, *p, *k, *okv;
+
+	if (!json_object_object_get_ex(o, "ok", &okv) || !json_object_get_boolean(okv))
+		return o;
+	add_str(o, "version", THP_VERSION);
+	a = json_object_new_object();
+	json_object_object_add(a, "enabled", json_object_new_boolean(d->cfg.adaptive.enabled));
+	add_str(a, "state", thpd_astate_name(d->adaptive.state));
+	json_object_object_add(a, "switches", json_object_new_int64((int64_t)d->adaptive.switches));
+	json_object_object_add(a, "reason", json_object_new_string(d->adaptive.reason));
+	json_object_object_add(o, "adaptive", a);
+	json_object_object_add(o, "rules", json_object_new_int((int)d->cfg.n_rules));
+	json_object_object_add(o, "rules_applied", json_object_new_int64((int64_t)d->rules_applied));
+	if (thpd_persist_empty(&d->persist)) {
+		json_object_object_add(o, "persisted", NULL);
+	} else {
+		p = json_object_new_object();
+		add_str(p, "enabled", d->persist.enabled);
+		add_str(p, "defrag", d->persist.defrag);
+		json_object_object_add(o, "persisted", p);
+	}
+	k = json_object_new_object();
+	json_object_object_add(k, "mode_file", json_object_new_boolean(d->kernel.has_mode_file));
+	json_object_object_add(k, "thp_policy", json_object_new_boolean(d->kernel.has_thp_policy));
+	json_object_object_add(o, "kernel_features", k);
+	return o;
+}
+
+static struct json_object *cmd_set(struct thpd *d, const struct thpd_peer *peer,
+				   const char *cmd, struct json_object *req)
+{
+	bool enable = strcmp(cmd, "enable") == 0;
+	const char *failed = NULL, *value;
+	struct json_object *v;
+	int r;
+
+	if (!thpd_peer_may_change(&d->cfg, peer)) {
+		log_event(LOG_NOTICE, "denied", "Refused '%s' from uid %u (pid %d): not root%s%s",
+			  cmd, peer->uid, (int)peer->pid, d->cfg.has_admin_gid ? " nor in group " : "",
+			  d->cfg.has_admin_gid ? d->cfg.admin_group : "");
+		if (d->cfg.has_admin_gid)
+			return error_reply(EPERM, "permission denied: '%s' needs root or membership of group '%s'",
+					   cmd, d->cfg.admin_group);
+		return error_reply(EPERM, "permission denied: '%s' needs root", cmd);
+	}
+	if (!json_object_object_get_ex(req, "value", &v) || !json_object_is_type(v, json_type_string))
+		return error_reply(EINVAL, "'%s' needs a string \"value\"", cmd);
+	value = json_object_get_string(v);
+	r = enable ? thpd_set_enabled(d, value, &failed) : thpd_set_defrag(d, value, &failed);
+	if (r == -EINVAL && !failed)
+		return error_reply(EINVAL, enable ?
+				   "invalid value '%s' for enable (expected always, madvise, never, 0, 1 or 2)" :
+				   "invalid value '%s' for defrag (expected always, defer, defer+madvise, madvise or never)",
+				   value);
+	if (r < 0)
+		return error_reply(r, "writing %s failed: %s", failed ? failed : "?", strerror(-r));
+	return state_reply(d);
+}
+
+struct json_object *thpd_handle_request(struct thpd *d, const struct thpd_peer *peer,
+					struct json_object *req)
+{
+	struct json_object *c, *o;
+	const char *cmd;
+
+	if (!json_object_object_get_ex(req, "cmd", &c) || !json_object_is_type(c, json_type_string))
+		return error_reply(EINVAL, "request without a string \"cmd\"");
+	cmd = json_object_get_string(c);
+	if (strcmp(cmd, "ping") == 0) {
+		o = ok_reply();
+		add_str(o, "version", THP_VERSION);
+		return o;
+	}
+	if (strcmp(cmd, "status") == 0)
+		return cmd_status(d);
+	if (strcmp(cmd, "enable") == 0 || strcmp(cmd, "defrag") == 0)
+		return cmd_set(d, peer, cmd, req);
+	if (strcmp(cmd, "reload") == 0) {
+		if (peer->uid != 0)
+			return error_reply(EPERM, "permission denied: 'reload' needs root");
+		sd_notify(0, "RELOADING=1");
+		if (thpd_configure(d, false) == -EINVAL) {
+			sd_notify(0, "READY=1");
+			return error_reply(EINVAL, "configuration is unusable, kept the last good one (see journalctl -u thpd)");
+		}
+		sd_notify(0, "READY=1");
+		return ok_reply();
+	}
+	return error_reply(EOPNOTSUPP, "unknown command '%.64s'", cmd);
+}
+
+/* ---- connections ---- */
+
+static void conn_free(struct conn *c)
+{
+	*c->pprev = c->next;
+	if (c->next)
+		c->next->pprev = c->pprev;
+	sd_event_source_disable_unref(c->src);
+	close(c->fd);
+	c->d->n_conns--;
+	free(c);
+}
+
+static int send_reply(struct conn *c, struct json_object *reply)
+{
+	int r = reply ? thp_proto_send(c->fd, reply) : -ENOMEM;
+
+	json_object_put(reply);
+	return r;
+}
+
+static int on_conn(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct conn *c = userdata;
+	char buf[THP_MSG_MAX + 1];
+	struct json_object *req, *reply;
+	ssize_t n;
+	int r;
+
+	(void)s;
+	if (!(revents & EPOLLIN)) {
+		conn_free(c);
+		return 0;
+	}
+	n = recv(fd, buf, sizeof(buf), MSG_TRUNC | MSG_DONTWAIT);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		conn_free(c);
+		return 0;
+	}
+	if (n == 0) {
+		conn_free(c);
+		return 0;
+	}
+	if ((size_t)n > THP_MSG_MAX) {
+		send_reply(c, error_reply(EMSGSIZE, "request of %zd bytes exceeds the limit of %d bytes",
+					  n, THP_MSG_MAX));
+		conn_free(c);
+		return 0;
+	}
+	r = thp_proto_parse(buf, (size_t)n, &req);
+	if (r < 0) {
+		reply = error_reply(EBADMSG, "malformed request: expected one JSON object");
+	} else {
+		if (c->peer.n_groups < 0 && c->peer.uid != 0 && c->d->cfg.has_admin_gid) {
+			socklen_t len = sizeof(c->peer.groups);
+
+			if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->peer.groups, &len) == 0)
+				c->peer.n_groups = (int)(len / sizeof(gid_t));
+		}
+		reply = thpd_handle_request(c->d, &c->peer, req);
+		json_object_put(req);
+	}
+	if (send_reply(c, reply) < 0)
+		conn_free(c);
+	return 0;
+}
+
+static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct thpd *d = userdata;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	struct conn *c;
+	int cfd, r;
+
+	(void)s;
+	(void)revents;
+	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (cfd < 0)
+		return 0;
+	if (d->n_conns >= THPD_MAX_CONNS) {
+		struct json_object *e = thp_proto_error(EBUSY, "too many connections");
+
+		thp_proto_send(cfd, e);
+		json_object_put(e);
+		close(cfd);
+		return 0;
+	}
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		log_warn("SO_PEERCRED failed: %m; dropping the connection");
+		close(cfd);
+		return 0;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		close(cfd);
+		return 0;
+	}
+	c->d = d;
+	c->fd = cfd;
+	c->peer.pid = cred.pid;
+	c->peer.uid = cred.uid;
+	c->peer.gid = cred.gid;
+	c->peer.n_groups = -1;
+	r = sd_event_add_io(d->event, &c->src, cfd, EPOLLIN, on_conn, c);
+	if (r < 0) {
+		close(cfd);
+		free(c);
+		return 0;
+	}
+	c->next = d->conns;
+	if (c->next)
+		c->next->pprev = &c->next;
+	c->pprev = &d->conns;
+	d->conns = c;
+	d->n_conns++;
+	return 0;
+}
+
+static int create_socket(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	int fd, r;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	/* a stale socket of a previous instance: nobody answers on it */
+	if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode)) {
+		r = thp_proto_connect(path);
+		if (r >= 0) {
+			close(r);
+			return -EADDRINUSE;
+		}
+		unlink(path);
+	}
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 ||
+	    listen(fd, 16) < 0) {
+		r = -errno;
+		close(fd);
+		return r;
+	}
+	return fd;
+}
+
+int thpd_server_open(struct thpd *d)
+{
+	int n = sd_listen_fds(1), r;
+
+	if (n > 1) {
+		log_err("Got %d sockets from systemd, expected one (thpd.socket)", n);
+		return -EINVAL;
+	}
+	if (n == 1) {
+		if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_SEQPACKET, 1, NULL, 0) <= 0) {
+			log_err("The socket from systemd is not a listening AF_UNIX SOCK_SEQPACKET socket");
+			return -EINVAL;
+		}
+		d->listen_fd = SD_LISTEN_FDS_START;
+		d->socket_created = false;
+	} else {
+		r = create_socket(d->socket_path);
+		if (r < 0) {
+			log_err("Cannot listen on %s: %s", d->socket_path, strerror(-r));
+			return r;
+		}
+		d->listen_fd = r;
+		d->socket_created = true;
+	}
+	r = sd_event_add_io(d->event, &d->listen_src, d->listen_fd, EPOLLIN, on_accept, d);
+	if (r < 0)
+		return r;
+	log_debug("Listening on %s%s", d->socket_path, d->socket_created ? "" : " (thpd.socket)");
+	return 0;
+}
+
+void thpd_server_close(struct thpd *d)
+{
+	while (d->conns)
+		conn_free(d->conns);
+	d->listen_src = sd_event_source_disable_unref(d->listen_src);
+	if (d->listen_fd >= 0) {
+		close(d->listen_fd);
+		if (d->socket_created)
+			unlink(d->socket_path);
+	}
+	d->listen_fd = -1;
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * thpd: the THP policy daemon. main() parses the command line and wires
+ * the event loop together; what thpd does lives in thpd-core.c (apply,
+ * persist, restore), sources.c (pressure, fragmentation, exec events) and
+ * server.c (the socket). See thpd(8).
+ */
+#include "thpd.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: thpd [OPTIONS]\n"
+		"The transparent hugepage policy daemon (see thpd(8)).\n\n"
+		"  -c, --config FILE     configuration file (default " THPD_CONF_PATH
+		"),\n"
+		"                        drop-ins are read from FILE.d/*.conf\n"
+		"      --state-dir DIR   persisted state (default $STATE_DIRECTORY or " THPD_STATE_DIR
+		")\n"
+		"      --socket PATH     socket when not socket-activated (default " THP_SOCKET_PATH
+		")\n"
+		"      --check-config    parse the configuration, report problems, exit\n"
+		"      --keep-caps       do not drop capabilities (debugging only)\n"
+		"  -h, --help            this help\n"
+		"      --version         the version\n");
+}
+
+static int on_term(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	(void)userdata;
+	log_info("Received %s, stopping", strsignal((int)si->ssi_signo));
+	sd_notify(0, "STOPPING=1");
+	return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	struct thpd *d = userdata;
+
+	(void)s;
+	(void)si;
+	sd_notify(0, "RELOADING=1");
+	thpd_configure(d, false);
+	sd_notify(0, "READY=1");
+	return 0;
+}
+
+/* $STATE_DIRECTORY / $RUNTIME_DIRECTORY may list several: take the first */
+static void first_dir(char *out, size_t size, const char *env, const char *fallback)
+{
+	const char *v = getenv(env);
+
+	if (!v || !*v)
+		v = fallback;
+	snprintf(out, size, "%.*s", (int)strcspn(v, ":"), v);
+}
+
+static void report_stderr(void *userdata, enum thpd_diag_level level, const char *file,
+			  unsigned int line, const char *msg)
+{
+	int *fatal = userdata;
+
+	if (level == THPD_DIAG_FATAL)
+		*fatal = 1;
+	if (file && line)
+		fprintf(stderr, "%s:%u: %s: %s\n", file, line,
+			level == THPD_DIAG_FATAL ? "error" : "warning", msg);
+	else
+		fprintf(stderr, "%s%s%s: %s\n", file ? file : "", file ? ": " : "",
+			level == THPD_DIAG_FATAL ? "error" : "warning", msg);
+}
+
+static int check_config(const char *path)
+{
+	struct thpd_config *cfg = malloc(sizeof(*cfg));
+	int fatal = 0, r;
+	struct thpd_diag diag = { .report = report_stderr, .userdata = &fatal };
+
+	if (!cfg)
+		return THPD_EXIT_FAILURE;
+	r = thpd_config_load(cfg, path, &diag);
+	if (r == 0)
+		printf("%s: OK, %u rule%s, adaptive %s\n", path, cfg->n_rules,
+		       cfg->n_rules == 1 ? "" : "s", cfg->adaptive.enabled ? "on" : "off");
+	free(cfg);
+	return r < 0 ? THPD_EXIT_CONFIG : THPD_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_STATE_DIR = 256, OPT_SOCKET, OPT_CHECK, OPT_KEEP_CAPS, OPT_VERSION };
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+		{ "socket", required_argument, NULL, OPT_SOCKET },
+		{ "check-config", no_argument, NULL, OPT_CHECK },
+		{ "keep-caps", no_argument, NULL, OPT_KEEP_CAPS },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, OPT_VERSION },
+		{},
+	};
+	static struct thpd d = { .listen_fd = -1, .psi_fd = -1, .cn_fd = -1 };
+	const char *state_dir = NULL;
+	bool check = false, keep_caps = false;
+	char caps[128];
+	sigset_t ss;
+	int c, r, ret = THPD_EXIT_FAILURE;
+
+	d.config_path = THPD_CONF_PATH;
+	d.socket_path = THP_SOCKET_PATH;
+	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			d.config_path = optarg;
+			break;
+		case OPT_STATE_DIR:
+			state_dir = optarg;
+			break;
+		case OPT_SOCKET:
+			d.socket_path = optarg;
+			break;
+		case OPT_CHECK:
+			check = true;
+			break;
+		case OPT_KEEP_CAPS:
+			keep_caps = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return THPD_EXIT_OK;
+		case OPT_VERSION:
+			printf("thpd %s\n", THP_VERSION);
+			return THPD_EXIT_OK;
+		default:
+			fprintf(stderr, "Try 'thpd --help'.\n");
+			return THPD_EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "thpd: unexpected argument '%s'\nTry 'thpd --help'.\n", argv[optind]);
+		return THPD_EXIT_USAGE;
+	}
+	if (check)
+		return check_config(d.config_path);
+
+	thpd_log_init();
+	thp_root_init();
+	if (state_dir)
+		snprintf(d.state_dir, sizeof(d.state_dir), "%s", state_dir);
+	else
+		first_dir(d.state_dir, sizeof(d.state_dir), "STATE_DIRECTORY", THPD_STATE_DIR);
+	first_dir(d.runtime_dir, sizeof(d.runtime_dir), "RUNTIME_DIRECTORY", "");
+
+	sigemptyset(&ss);
+	sigaddset(&ss, SIGTERM);
+	sigaddset(&ss, SIGINT);
+	sigaddset(&ss, SIGHUP);
+	sigprocmask(SIG_BLOCK, &ss, NULL);
+
+	r = sd_event_default(&d.event);
+	if (r < 0) {
+		log_err("Cannot create the event loop: %s", strerror(-r));
+		return THPD_EXIT_FAILURE;
+	}
+
+	/* kernel features decide which capabilities are worth keeping */
+	r = thp_state_read(&d.kernel);
+	if (r < 0) {
+		log_err("Cannot read the THP state under %s%s: %s", thp_root(), THP_SYSFS_DIR,
+			strerror(-r));
+		goto out;
+	}
+	if (!keep_caps) {
+		r = thpd_drop_caps(d.kernel.has_thp_policy, caps, sizeof(caps));
+		if (r < 0) {
+			log_err("Cannot drop capabilities: %s", strerror(-r));
+			goto out;
+		}
+		log_debug("Capabilities kept: %s", caps[0] ? caps : "none");
+	}
+
+	/* everything that can fail before anything on the host is changed */
+	if ((r = sd_event_add_signal(d.event, NULL, SIGTERM, on_term, &d)) < 0 ||
+	    (r = sd_event_add_signal(d.event, NULL, SIGINT, on_term, &d)) < 0 ||
+	    (r = sd_event_add_signal(d.event, NULL, SIGHUP, on_hup, &d)) < 0 ||
+	    (r = sd_event_set_watchdog(d.event, 1)) < 0) {
+		log_err("Cannot set up signals and watchdog: %s", strerror(-r));
+		goto out;
+	}
+	if (thpd_server_open(&d) < 0)
+		goto out;
+
+	r = thpd_configure(&d, true);
+	if (r == -EINVAL) {
+		ret = THPD_EXIT_CONFIG;
+		goto out;
+	}
+	if (r < 0) {
+		log_err("Start-up self-check failed; not starting");
+		goto restore;
+	}
+
+	thpd_log_started();
+	sd_notifyf(0, "READY=1\nSTATUS=enabled=%s defrag=%s, %u rules, adaptive %s",
+		   d.normal_enabled, d.normal_defrag, d.cfg.n_rules,
+		   d.cfg.adaptive.enabled ? "on" : "off");
+	r = sd_event_loop(d.event);
+	ret = r < 0 ? THPD_EXIT_FAILURE : THPD_EXIT_OK;
+	if (r < 0)
+		log_err("Event loop failed: %s", strerror(-r));
+restore:
+	thpd_teardown(&d);
+	thpd_restore(&d);
+out:
+	thpd_teardown(&d);
+	sd_event_unref(d.event);
+	return ret;
+}

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * thpd's configuration parsing, rule matching, the precedence of the
+ * kernel command line / persisted state / configuration, on fixtures.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../daemon/config.h"
+#include "../../daemon/rules.h"
+#include "../../daemon/thpd.h"
+#include "thpd-tap.h"
+
+struct diags {
+	int n, fatal;
+	char last[512];
+	char file[256];
+	unsigned int line;
+};
+
+static void collect(void *userdata, enum thpd_diag_level level, const char *file,
+		    unsigned int line, const char *msg)
+{
+	struct diags *d = userdata;
+
+	d->n++;
+	if (level == THPD_DIAG_FATAL)
+		d->fatal++;
+	snprintf(d->last, sizeof(d->last), "%s", msg);
+	snprintf(d->file, sizeof(d->file), "%s", file ? file : "");
+	d->line = line;
+}
+
+static struct thpd_config cfg;
+static struct diags dg;
+static const struct thpd_diag diag = { .report = collect, .userdata = &dg };
+
+static int parse(const char *text)
+{
+	memset(&dg, 0, sizeof(dg));
+	thpd_config_defaults(&cfg);
+	return thpd_config_parse_string(&cfg, "t.conf", text, &diag);
+}
+
+static int fake_user(const char *name, uid_t *uid)
+{
+	if (strcmp(name, "alice") == 0) {
+		*uid = 1000;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static int fake_group(const char *name, gid_t *gid)
+{
+	if (strcmp(name, "thpadm") == 0) {
+		*gid = 4242;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+static const struct thpd_name_lookup lookup = { .user = fake_user, .group = fake_group };
+
+static void test_defaults(void)
+{
+	int r = parse("");
+
+	ok(r == 0 && dg.n == 0, "empty file: no diagnostics");
+	ok(cfg.mode[0] == '\0' && cfg.defrag[0] == '\0', "defaults leave mode and defrag alone");
+	ok(cfg.restore_on_stop && cfg.honor_kernel_cmdline, "RestoreOnStop and HonorKernelCmdline default to yes");
+	ok(!cfg.adaptive.enabled && cfg.adaptive.pressure_threshold_us == 150000 &&
+	   cfg.adaptive.pressure_window_us == 1000000, "adaptive off, some 150000 1000000 by default");
+	thpd_config_finish(&cfg, &lookup, &diag);
+	ok(cfg.adaptive.recover_free_blocks == 2 * cfg.adaptive.min_free_blocks,
+	   "RecoverFreeBlocks defaults to twice MinFreeBlocks (%ld)", cfg.adaptive.recover_free_blocks);
+}
+
+static void test_global(void)
+{
+	int r = parse("# comment\n[Global]\nMode=always\nDefrag=defer+madvise\n"
+		      "KhugepagedPagesToScan=4096\nKhugepagedDefrag=0\nRestoreOnStop=no\n"
+		      "HonorKernelCmdline=false\nAdminGroup=thpadm\n");
+
+	ok(r == 0 && dg.n == 0, "valid [Global]: no diagnostics (%s)", dg.last);
+	ok(strcmp(cfg.mode, "always") == 0 && strcmp(cfg.defrag, "defer+madvise") == 0,
+	   "Mode= and Defrag= taken");
+	ok(cfg.kh_set[THPD_KH_PAGES_TO_SCAN] && cfg.kh_val[THPD_KH_PAGES_TO_SCAN] == 4096 &&
+	   cfg.kh_set[THPD_KH_DEFRAG] && cfg.kh_val[THPD_KH_DEFRAG] == 0 &&
+	   !cfg.kh_set[THPD_KH_SCAN_SLEEP], "khugepaged knobs taken, unset ones stay unset");
+	ok(!cfg.restore_on_stop && !cfg.honor_kernel_cmdline, "booleans parsed");
+	thpd_config_finish(&cfg, &lookup, &diag);
+	ok(cfg.has_admin_gid && cfg.admin_gid == 4242, "AdminGroup resolved through the lookup");
+
+	for (const char *m = "0\0001\0002\0never\0madvise\0"; *m; m += strlen(m) + 1) {
+		char text[64];
+
+		snprintf(text, sizeof(text), "[Global]\nMode=%s\n", m);
+		ok(parse(text) == 0 && strcmp(cfg.mode, m) == 0, "Mode=%s accepted", m);
+	}
+}
+
+static void test_fatal(void)
+{
+	ok(parse("[Global]\n\nMode=alwayz\n") == -EINVAL && dg.fatal == 1,
+	   "invalid Mode= is fatal");
+	ok(dg.line == 3 && strcmp(dg.file, "t.conf") == 0 && strstr(dg.last, "alwayz"),
+	   "... reported at t.conf:3 with the value (got %s:%u: %s)", dg.file, dg.line, dg.last);
+	ok(parse("[Global]\nMode=3\n") == -EINVAL, "Mode=3 is fatal");
+	ok(parse("[Global]\nDefrag=sometimes\n") == -EINVAL && dg.line == 2, "invalid Defrag= is fatal at line 2");
+	ok(parse("[Global]\nMode=always\nthis is not ini\n") == -EINVAL && dg.line == 3,
+	   "syntax error is fatal, at its line (got %u)", dg.line);
+	ok(parse("[Global\nMode=always\n") == -EINVAL && dg.line == 1,
+	   "unterminated section is fatal at line 1 (got %u)", dg.line);
+	ok(parse("[Global]\n  Mode=never\n") == 0 && strcmp(cfg.mode, "never") == 0,
+	   "leading white space is not a continuation line");
+}
+
+static void test_warnings(void)
+{
+	ok(parse("[Global]\nMode=madvise\nFrobnicate=1\n") == 0 && dg.n == 1 && dg.line == 3 &&
+	   strstr(dg.last, "Frobnicate"), "unknown key: warning at its line, not fatal");
+	ok(strcmp(cfg.mode, "madvise") == 0, "... the rest still applies");
+	ok(parse("[Nonsense]\nA=b\n") == 0 && dg.n == 1 && strstr(dg.last, "Nonsense"),
+	   "unknown section: warning");
+	ok(parse("Mode=always\n") == 0 && dg.n == 1 && cfg.mode[0] == '\0',
+	   "key outside any section: warning, ignored");
+	ok(parse("[Global]\nKhugepagedPagesToScan=-5\n") == 0 && dg.n == 1 &&
+	   !cfg.kh_set[THPD_KH_PAGES_TO_SCAN], "negative number: warning, ignored");
+	ok(parse("[Global]\nKhugepagedDefrag=2\n") == 0 && dg.n == 1, "KhugepagedDefrag=2: warning");
+	ok(parse("[Global]\nRestoreOnStop=maybe\n") == 0 && dg.n == 1 && cfg.restore_on_stop,
+	   "bad boolean: warning, default kept");
+	ok(parse("[Adaptive]\nEnabled=yes\nPressureWindowUSec=100\nCalmSec=0\nStepDownMode=sometimes\n") == 0 &&
+	   dg.n == 3 && cfg.adaptive.enabled && cfg.adaptive.pressure_window_us == 1000000 &&
+	   cfg.adaptive.calm_usec == 60000000ULL, "bad [Adaptive] values: one warning each, defaults kept");
+	ok(parse("[Adaptive]\nEnabled=yes\nPressureType=full\nPressureThresholdUSec=50000\n"
+		 "PressureWindowUSec=500000\nMinFreeBlocks=4\nRecoverFreeBlocks=10\nStepDownMode=never\n"
+		 "StepDownDefrag=never\nCalmSec=3\nCheckIntervalSec=1\n") == 0 && dg.n == 0,
+	   "valid [Adaptive]");
+	ok(cfg.adaptive.pressure_full && cfg.adaptive.pressure_threshold_us == 50000 &&
+	   cfg.adaptive.pressure_window_us == 500000 && cfg.adaptive.min_free_blocks == 4 &&
+	   cfg.adaptive.recover_free_blocks == 10 && cfg.adaptive.step_down_enabled == THP_NEVER &&
+	   strcmp(cfg.adaptive.step_down_defrag, "never") == 0 && cfg.adaptive.calm_usec == 3000000 &&
+	   cfg.adaptive.check_interval_usec == 1000000, "... every value taken");
+	parse("[Adaptive]\nMinFreeBlocks=10\nRecoverFreeBlocks=5\n");
+	thpd_config_finish(&cfg, &lookup, &diag);
+	ok(dg.n == 1 && cfg.adaptive.recover_free_blocks == 10,
+	   "RecoverFreeBlocks below MinFreeBlocks: warning, raised to it");
+}
+
+static void test_rules(void)
+{
+	const struct thpd_rule *r;
+	struct thpd_proc_info p = { .exe = "/usr/bin/java", .comm = "java",
+				    .cgroup = "/system.slice/app.service", .uid = 1000 };
+
+	ok(parse("[Rule java]\nExe=/usr/bin/java\nPolicy=advise\n"
+		 "[Rule alice]\nUser=alice\nComm=py*\nPolicy=never\n"
+		 "[Rule batch]\nCgroup=/system.slice/batch.slice\nPolicy=never\n"
+		 "[Rule bad]\nExe=/x\nPolicy=sometimes\n"
+		 "[Rule empty]\nPolicy=advise\n"
+		 "[Rule ghost]\nUser=nosuchuser\nPolicy=advise\n") == 0 && dg.n == 1,
+	   "rules parse; a bad Policy= is one warning");
+	ok(cfg.n_rules == 6, "six rule sections seen");
+	memset(&dg, 0, sizeof(dg));
+	thpd_config_finish(&cfg, &lookup, &diag);
+	ok(cfg.n_rules == 3 && dg.n == 3, "incomplete rules dropped with a warning each (%u left, %d warnings)",
+	   cfg.n_rules, dg.n);
+	ok(cfg.rules[1].has_uid && cfg.rules[1].uid == 1000, "User=alice resolved to 1000");
+	ok(strcmp(dg.file, "t.conf") == 0 && dg.line == 17,
+	   "a dropped rule is reported at its section's first key (t.conf:%u)", dg.line);
+
+	r = thpd_rules_match(&cfg, &p);
+	ok(r && strcmp(r->name, "java") == 0 && r->policy == PR_THP_POLICY_ADVISE, "Exe= matches");
+	p.exe = "/usr/bin/python3";
+	p.comm = "python3";
+	r = thpd_rules_match(&cfg, &p);
+	ok(r && strcmp(r->name, "alice") == 0, "User= and Comm= glob match together");
+	p.uid = 1001;
+	ok(!thpd_rules_match(&cfg, &p), "... not for another user");
+	p.cgroup = "/system.slice/batch.slice/job-1.scope";
+	r = thpd_rules_match(&cfg, &p);
+	ok(r && strcmp(r->name, "batch") == 0, "Cgroup= matches a descendant cgroup");
+	p.cgroup = "/system.slice/batch.slice2";
+	ok(!thpd_rules_match(&cfg, &p), "... but not a sibling with the same prefix");
+	p.exe = NULL;
+	p.comm = "java";
+	p.cgroup = NULL;
+	ok(!thpd_rules_match(&cfg, &p), "unreadable exe never matches an Exe= rule");
+
+	/* drop-in semantics: the same [Rule] in a later file is extended */
+	parse("[Rule a]\nExe=/bin/a\nPolicy=advise\n");
+	thpd_config_parse_string(&cfg, "d.conf", "[Rule a]\nPolicy=never\n[Global]\nMode=never\n", &diag);
+	thpd_config_finish(&cfg, &lookup, &diag);
+	ok(cfg.n_rules == 1 && strcmp(cfg.rules[0].exe, "/bin/a") == 0 &&
+	   cfg.rules[0].policy == PR_THP_POLICY_NEVER && strcmp(cfg.mode, "never") == 0,
+	   "a later file overrides key by key");
+
+	ok(thpd_cgroup_match("/", "/anything"), "Cgroup=/ matches everything");
+	ok(thpd_cgroup_match("/system.slice/*.service", "/system.slice/x.service/sub"),
+	   "globs match ancestors too");
+	{
+		char out[64];
+
+		ok(thpd_cgroup_parse("1:name=systemd:/x\n0::/user.slice/u.scope\n", out, sizeof(out)) == 0 &&
+		   strcmp(out, "/user.slice/u.scope") == 0, "cgroup v2 path out of /proc/PID/cgroup");
+	}
+}
+
+static void test_precedence(void)
+{
+	struct thpd_persist p = { "", "" };
+	struct thpd_target t;
+	char v[16];
+
+	parse("[Global]\nMode=always\nDefrag=defer\n");
+	thpd_target_compute(&cfg, &p, "", &t);
+	ok(strcmp(t.mode, "always") == 0 && strcmp(t.mode_src, "configuration") == 0 &&
+	   strcmp(t.defrag, "defer") == 0, "configuration alone");
+	strcpy(p.enabled, "madvise");
+	thpd_target_compute(&cfg, &p, "", &t);
+	ok(strcmp(t.mode, "madvise") == 0 && strcmp(t.mode_src, "persisted state") == 0 &&
+	   strcmp(t.defrag, "defer") == 0, "persisted state beats Mode=, Defrag= still applies");
+	strcpy(p.defrag, "never");
+	thpd_target_compute(&cfg, &p, "never", &t);
+	ok(strcmp(t.mode, "never") == 0 && strcmp(t.mode_src, "kernel command line") == 0 &&
+	   strcmp(t.defrag, "never") == 0, "the kernel command line beats both");
+	thpd_target_compute(&cfg, &p, "2", &t);
+	ok(strcmp(t.mode, "2") == 0 && t.defrag[0] == '\0',
+	   "a numeric command line mode chose defrag too: left alone");
+	thpd_target_compute(&cfg, &p, "bogus", &t);
+	ok(strcmp(t.mode, "madvise") == 0, "an invalid command line value is not honoured");
+	cfg.honor_kernel_cmdline = false;
+	thpd_target_compute(&cfg, &p, "never", &t);
+	ok(strcmp(t.mode, "madvise") == 0, "HonorKernelCmdline=no ignores it");
+
+	ok(thpd_cmdline_thp("BOOT_IMAGE=/vmlinuz root=/dev/vda transparent_hugepage=never quiet\n", v,
+			    sizeof(v)) == 0 && strcmp(v, "never") == 0, "transparent_hugepage= found");
+	ok(thpd_cmdline_thp("transparent_hugepage=always x transparent_hugepage=1\n", v, sizeof(v)) == 0 &&
+	   strcmp(v, "1") == 0, "the last one wins");
+	ok(thpd_cmdline_thp("root=/dev/vda notransparent_hugepage=always\n", v, sizeof(v)) == -ENOENT,
+	   "no match inside another parameter");
+}
+
+static void test_load(void)
+{
+	char dir[] = "/tmp/thpd-test-XXXXXX", path[256], sub[300], f[400];
+	struct diags d2 = { 0 };
+	struct thpd_diag dd = { .report = collect, .userdata = &d2 };
+	FILE *fp;
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp: %m");
+		return;
+	}
+	snprintf(path, sizeof(path), "%s/thpd.conf", dir);
+	ok(thpd_config_load(&cfg, path, &dd) == 0 && d2.n == 0, "missing main file and drop-in dir: defaults");
+	fp = fopen(path, "w");
+	fputs("[Global]\nMode=always\nDefrag=madvise\n", fp);
+	fclose(fp);
+	snprintf(sub, sizeof(sub), "%s.d", path);
+	mkdir(sub, 0755);
+	snprintf(f, sizeof(f), "%s/20-b.conf", sub);
+	fp = fopen(f, "w");
+	fputs("[Global]\nMode=never\n", fp);
+	fclose(fp);
+	snprintf(f, sizeof(f), "%s/10-a.conf", sub);
+	fp = fopen(f, "w");
+	fputs("[Global]\nMode=madvise\nDefrag=defer\n", fp);
+	fclose(fp);
+	snprintf(f, sizeof(f), "%s/30-c.conf.disabled", sub);
+	fp = fopen(f, "w");
+	fputs("[Global]\nMode=1\n", fp);
+	fclose(fp);
+	ok(thpd_config_load(&cfg, path, &dd) == 0 && strcmp(cfg.mode, "never") == 0 &&
+	   strcmp(cfg.defrag, "defer") == 0, "drop-ins in lexical order override the file; other names ignored");
+	snprintf(f, sizeof(f), "%s/40-bad.conf", sub);
+	fp = fopen(f, "w");
+	fputs("[Global]\n\n\nMode=sometimes\n", fp);
+	fclose(fp);
+	memset(&d2, 0, sizeof(d2));
+	ok(thpd_config_load(&cfg, path, &dd) == -EINVAL && d2.fatal == 1 && d2.line == 4 &&
+	   strcmp(d2.file, f) == 0, "a bad drop-in is fatal, reported as %s:%u", d2.file, d2.line);
+	unlink(f);
+	if (geteuid() != 0) {
+		chmod(path, 0);
+		memset(&d2, 0, sizeof(d2));
+		ok(thpd_config_load(&cfg, path, &dd) < 0 && d2.fatal, "an unreadable main file is fatal");
+	} else {
+		/* root reads mode 0 files: a directory in its place is unreadable for everyone */
+		unlink(path);
+		mkdir(path, 0755);
+		memset(&d2, 0, sizeof(d2));
+		ok(thpd_config_load(&cfg, path, &dd) < 0 && d2.fatal, "an unreadable main file is fatal");
+		rmdir(path);
+	}
+	snprintf(f, sizeof(f), "rm -rf '%s'", dir);
+	if (system(f) != 0)
+		ok(0, "cleanup of %s", dir);
+}
+
+int main(void)
+{
+	test_defaults();
+	test_global();
+	test_fatal();
+	test_warnings();
+	test_rules();
+	test_precedence();
+	test_load();
+	return done();
+}

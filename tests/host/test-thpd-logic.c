@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * thpd's adaptive state machine (hysteresis, calm period), the persisted
+ * state file (format, atomic save) and socket authorization, on fixtures.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../../daemon/adaptive.h"
+#include "../../daemon/persist.h"
+#include "../../daemon/thpd.h"
+#include "thpd-tap.h"
+
+#define S 1000000ULL
+
+static void test_adaptive(void)
+{
+	struct thpd_config cfg;
+	struct thpd_adaptive_config *c = &cfg.adaptive;
+	struct thpd_adaptive a;
+
+	thpd_config_defaults(&cfg);
+	c->min_free_blocks = 10;
+	c->recover_free_blocks = 20;
+	c->calm_usec = 5 * S;
+	thpd_adaptive_init(&a);
+
+	ok(thpd_adaptive_pressure(&a, c, 1 * S) == THPD_ACT_NONE && a.switches == 0,
+	   "disabled: pressure does nothing");
+	c->enabled = true;
+	ok(thpd_adaptive_blocks(&a, c, 50, 1 * S) == THPD_ACT_NONE, "plenty of free blocks: nothing");
+	ok(thpd_adaptive_deadline(&a, c) == 0, "no deadline while normal");
+	ok(thpd_adaptive_pressure(&a, c, 2 * S) == THPD_ACT_STEP_DOWN &&
+	   a.state == THPD_ASTATE_STEPPED_DOWN && a.switches == 1 && strstr(a.reason, "pressure"),
+	   "pressure event: step down, reason '%s'", a.reason);
+	ok(thpd_adaptive_pressure(&a, c, 3 * S) == THPD_ACT_NONE && a.switches == 1,
+	   "more pressure while stepped down: no second switch");
+	ok(thpd_adaptive_deadline(&a, c) == 8 * S, "calm deadline restarts at the last event");
+	ok(thpd_adaptive_tick(&a, c, 7 * S) == THPD_ACT_NONE, "not calm long enough yet");
+	ok(thpd_adaptive_tick(&a, c, 8 * S) == THPD_ACT_STEP_UP && a.state == THPD_ASTATE_NORMAL &&
+	   a.switches == 2, "calm period over: step up (%s)", a.reason);
+
+	ok(thpd_adaptive_blocks(&a, c, 9, 10 * S) == THPD_ACT_STEP_DOWN && strstr(a.reason, "9 free"),
+	   "fragmentation below MinFreeBlocks: step down (%s)", a.reason);
+	ok(thpd_adaptive_blocks(&a, c, 15, 16 * S) == THPD_ACT_NONE,
+	   "hysteresis: above MinFreeBlocks but below RecoverFreeBlocks after the calm period: stay");
+	ok(thpd_adaptive_tick(&a, c, 17 * S) == THPD_ACT_NONE, "... the timer agrees");
+	ok(thpd_adaptive_blocks(&a, c, 25, 18 * S) == THPD_ACT_STEP_UP && a.switches == 4,
+	   "recovered and calm: step up");
+	ok(thpd_adaptive_blocks(&a, c, 15, 19 * S) == THPD_ACT_NONE,
+	   "between the thresholds while normal: no switch (no flapping)");
+
+	c->min_free_blocks = 0;
+	thpd_adaptive_init(&a);
+	ok(thpd_adaptive_blocks(&a, c, 0, 1 * S) == THPD_ACT_NONE, "MinFreeBlocks=0 disables the check");
+	ok(thpd_adaptive_pressure(&a, c, 2 * S) == THPD_ACT_STEP_DOWN, "pressure still steps down");
+	ok(thpd_adaptive_tick(&a, c, 7 * S) == THPD_ACT_STEP_UP, "and calm alone steps up");
+}
+
+static void test_persist(void)
+{
+	struct thpd_persist p, q;
+	char dir[] = "/tmp/thpd-state-XXXXXX", path[128], *text;
+	struct stat st;
+
+	ok(thpd_persist_parse("{\"version\":1,\"enabled\":\"madvise\",\"defrag\":null}", &p) == 0 &&
+	   strcmp(p.enabled, "madvise") == 0 && p.defrag[0] == '\0', "state parses");
+	ok(thpd_persist_parse("{\"version\":1,\"enabled\":\"sometimes\"}", &p) == -EBADMSG &&
+	   thpd_persist_empty(&p), "invalid value rejected, nothing kept");
+	ok(thpd_persist_parse("{\"version\":2,\"enabled\":\"never\"}", &p) == -EBADMSG, "unknown version rejected");
+	ok(thpd_persist_parse("garbage", &p) == -EBADMSG, "garbage rejected");
+	ok(thpd_persist_parse("{\"version\":1,\"defrag\":5}", &p) == -EBADMSG, "wrong type rejected");
+
+	strcpy(p.enabled, "never");
+	strcpy(p.defrag, "defer+madvise");
+	text = thpd_persist_format(&p);
+	ok(text && thpd_persist_parse(text, &q) == 0 && strcmp(q.enabled, "never") == 0 &&
+	   strcmp(q.defrag, "defer+madvise") == 0, "format and parse round-trip: %s", text);
+	free(text);
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp: %m");
+		return;
+	}
+	ok(thpd_persist_load(dir, &q) == -ENOENT, "nothing persisted yet: -ENOENT");
+	ok(thpd_persist_save(dir, &p) == 0, "save");
+	ok(thpd_persist_load(dir, &q) == 0 && strcmp(q.enabled, "never") == 0, "load what was saved");
+	snprintf(path, sizeof(path), "%s/.state.tmp", dir);
+	ok(stat(path, &st) < 0 && errno == ENOENT, "no temporary file left behind");
+	strcpy(p.enabled, "always");
+	ok(thpd_persist_save(dir, &p) == 0 && thpd_persist_load(dir, &q) == 0 &&
+	   strcmp(q.enabled, "always") == 0, "a second save replaces the first");
+	snprintf(path, sizeof(path), "%s/state", dir);
+	unlink(path);
+	rmdir(dir);
+	ok(thpd_persist_save(dir, &p) == -ENOENT, "save into a missing directory fails with -ENOENT");
+}
+
+static void test_auth(void)
+{
+	struct thpd_config cfg;
+	struct thpd_peer root = { .uid = 0, .gid = 0, .n_groups = -1 };
+	struct thpd_peer user = { .uid = 1000, .gid = 1000, .n_groups = 2, .groups = { 1000, 27 } };
+
+	thpd_config_defaults(&cfg);
+	ok(thpd_peer_may_change(&cfg, &root), "root may change");
+	ok(!thpd_peer_may_change(&cfg, &user), "a user may not without AdminGroup=");
+	cfg.has_admin_gid = true;
+	cfg.admin_gid = 27;
+	ok(thpd_peer_may_change(&cfg, &user), "a member of AdminGroup= (supplementary) may");
+	cfg.admin_gid = 1000;
+	user.n_groups = 0;
+	ok(thpd_peer_may_change(&cfg, &user), "primary group counts");
+	cfg.admin_gid = 5;
+	ok(!thpd_peer_may_change(&cfg, &user), "another group does not");
+}
+
+int main(void)
+{
+	test_adaptive();
+	test_persist();
+	test_auth();
+	return done();
+}
