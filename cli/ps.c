@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* thpctl ps and thpctl policy: per-process hugepage use and policy. */
+#include "thpctl.h"
+#include "thp.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool parse_pid(const char *s, pid_t *pid)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v <= 0 || v > INT_MAX)
+		return false;
+	*pid = (pid_t)v;
+	return true;
+}
+
+static int read_comm(pid_t pid, char *comm, size_t size)
+{
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	r = thp_read_file(path, comm, size);
+	if (r < 0)
+		return r;
+	comm[strcspn(comm, "\n")] = '\0';
+	return 0;
+}
+
+/*
+ * One row of ps. Returns 0, -ENODATA for a process without memory (a kernel
+ * thread), or -errno (gone, not ours to read) with *what naming the file.
+ */
+static int ps_row(pid_t pid, const struct thp_state *st, struct json_object **out,
+		  const char **what)
+{
+	static char buf[16384];
+	char path[64], comm[64];
+	struct json_object *row;
+	uint64_t anon;
+	int r, policy;
+
+	*out = NULL;
+	*what = "comm";
+	r = read_comm(pid, comm, sizeof(comm));
+	if (r < 0)
+		return r;
+	*what = "smaps_rollup";
+	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+	r = thp_read_file(path, buf, sizeof(buf));
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return -ENODATA;	/* no mm */
+	r = thp_kv_get(buf, "AnonHugePages", &anon);
+	if (r < 0)
+		return r;
+
+	row = json_object_new_object();
+	if (!row)
+		return -ENOMEM;
+	jadd_int(row, "pid", pid);
+	jadd_str(row, "comm", comm);
+	if (st->has_thp_policy) {
+		*what = "thp_policy";
+		r = thp_policy_get(pid, &policy);
+		if (r < 0)
+			goto fail;
+		jadd_str(row, "policy", thp_policy_name(policy));
+	}
+	jadd_u64(row, "anon_huge_kib", anon);
+	if (st->has_thp_stat) {
+		char *line, *save = NULL;
+
+		*what = "thp_stat";
+		snprintf(path, sizeof(path), "/proc/%d/thp_stat", (int)pid);
+		r = thp_read_file(path, buf, sizeof(buf));
+		if (r < 0)
+			goto fail;
+		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+			char name[64];
+			unsigned long long v;
+
+			if (sscanf(line, "%63s %llu", name, &v) == 2)
+				jadd_u64(row, name, v);
+		}
+	}
+	*out = row;
+	return 0;
+fail:
+	json_object_put(row);
+	return r;
+}
+
+static const char *sort_key;
+
+static int row_cmp(const void *pa, const void *pb)
+{
+	struct json_object *a = *(struct json_object *const *)pa;
+	struct json_object *b = *(struct json_object *const *)pb;
+	struct json_object *va = NULL, *vb = NULL, *pida, *pidb;
+	int c = 0;
+
+	json_object_object_get_ex(a, sort_key, &va);
+	json_object_object_get_ex(b, sort_key, &vb);
+	if (json_object_is_type(va, json_type_string) || json_object_is_type(vb, json_type_string)) {
+		c = strcmp(va ? json_object_get_string(va) : "", vb ? json_object_get_string(vb) : "");
+	} else if (strcmp(sort_key, "pid") != 0) {
+		/* counters: biggest first */
+		uint64_t x = va ? json_object_get_uint64(va) : 0, y = vb ? json_object_get_uint64(vb) : 0;
+
+		c = x < y ? 1 : x > y ? -1 : 0;
+	}
+	if (c == 0) {
+		json_object_object_get_ex(a, "pid", &pida);
+		json_object_object_get_ex(b, "pid", &pidb);
+		c = json_object_get_int(pida) - json_object_get_int(pidb);
+	}
+	return c;
+}
+
+static const char *sort_field(const char *s, const struct thp_state *st)
+{
+	static char with_prefix[64];
+	static const char *const stat_fields[] = {
+		"thp_fault_alloc", "thp_fault_fallback", "thp_fault_fallback_charge",
+		"thp_collapse_alloc", "thp_collapse_alloc_failed", "thp_split_pmd",
+		"thp_zero_page_alloc", "thp_pmd_mapped",
+	};
+
+	if (strcmp(s, "pid") == 0 || strcmp(s, "comm") == 0 || strcmp(s, "anon_huge_kib") == 0)
+		return s;
+	if (strcmp(s, "policy") == 0)
+		return st->has_thp_policy ? s : NULL;
+	if (!st->has_thp_stat)
+		return NULL;
+	snprintf(with_prefix, sizeof(with_prefix), "%s%s", strncmp(s, "thp_", 4) ? "thp_" : "", s);
+	for (size_t i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
+		if (strcmp(with_prefix, stat_fields[i]) == 0)
+			return with_prefix;
+	return NULL;
+}
+
+int verb_ps(struct verb_args *a)
+{
+	static const struct option opts[] = {
+		{ "sort", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	struct json_object *rows, **v = NULL;
+	const char *sort = "pid";
+	struct thp_state st;
+	size_t n = 0, cap = 0;
+	int c, rc = EXIT_OK;
+
+	optind = 1;
+	opterr = 0;
+	while ((c = getopt_long(a->argc, a->argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			sort = optarg;
+			break;
+		case 'j':
+			a->json = true;
+			break;
+		case 'h':
+			printf("Usage: thpctl ps [--sort=FIELD] [--json] [PID...]\n");
+			return EXIT_OK;
+		default:
+			return usage_error("ps: unrecognized option '%s'", a->argv[optind - 1]);
+		}
+	}
+	for (int i = optind; i < a->argc; i++) {
+		pid_t pid;
+
+		if (!parse_pid(a->argv[i], &pid))
+			return usage_error("ps: invalid PID '%s'", a->argv[i]);
+	}
+	if (thp_state_read(&st) < 0)
+		st.has_thp_policy = st.has_thp_stat = false;
+	sort_key = sort_field(sort, &st);
+	if (!sort_key)
+		return usage_error("ps: cannot sort by '%s' (fields: pid, comm, anon_huge_kib%s%s)",
+				   sort, st.has_thp_policy ? ", policy" : "",
+				   st.has_thp_stat ? ", and the thp_stat counters" : "");
+
+	if (optind < a->argc) {
+		/* named processes: every failure is reported */
+		for (int i = optind; i < a->argc; i++) {
+			struct json_object *row;
+			const char *what;
+			pid_t pid;
+			int r;
+
+			parse_pid(a->argv[i], &pid);
+			r = ps_row(pid, &st, &row, &what);
+			if (r == -ENODATA) {
+				log_error("process %d has no user memory (kernel thread)", (int)pid);
+				rc = EXIT_FAIL;
+				continue;
+			}
+			if (r == -ENOENT && strcmp(what, "comm") == 0) {
+				log_error("no process with PID %d", (int)pid);
+				rc = EXIT_FAIL;
+				continue;
+			}
+			if (r < 0) {
+				char p[64];
+
+				snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid, what);
+				log_error("cannot read %s: %s", full_path(p), strerror(-r));
+				rc = EXIT_FAIL;
+				continue;
+			}
+			if (n == cap) {
+				struct json_object **nv = realloc(v, (cap = cap * 2 + 16) * sizeof(*v));
+
+				if (!nv) {
+					json_object_put(row);
+					break;
+				}
+				v = nv;
+			}
+			v[n++] = row;
+		}
+	} else {
+		DIR *d = opendir(full_path("/proc"));
+		struct dirent *de;
+
+		if (!d) {
+			log_error("cannot open %s: %s", full_path("/proc"), strerror(errno));
+			return EXIT_FAIL;
+		}
+		while ((de = readdir(d))) {
+			struct json_object *row;
+			const char *what;
+			pid_t pid;
+
+			if (!parse_pid(de->d_name, &pid))
+				continue;
+			/* gone, kernel threads, not ours to read: skipped silently */
+			if (ps_row(pid, &st, &row, &what) < 0)
+				continue;
+			if (n == cap) {
+				struct json_object **nv = realloc(v, (cap = cap * 2 + 16) * sizeof(*v));
+
+				if (!nv) {
+					json_object_put(row);
+					break;
+				}
+				v = nv;
+			}
+			v[n++] = row;
+		}
+		closedir(d);
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), row_cmp);
+	rows = json_object_new_array();
+	for (size_t i = 0; i < n; i++)
+		if (!rows || json_object_array_add(rows, v[i]) < 0)
+			json_object_put(v[i]);
+	free(v);
+	if (output(rows, a->json) < 0)
+		return EXIT_FAIL;
+	return rc;
+}
+
+int verb_policy(struct verb_args *a)
+{
+	struct json_object *o;
+	struct thp_state st;
+	char comm[64], path[64];
+	int policy, r;
+	pid_t pid;
+
+	if (!parse_pid(a->argv[1], &pid))
+		return usage_error("policy: invalid PID '%s'", a->argv[1]);
+	if (a->argc > 2 && thp_policy_from_name(a->argv[2]) < 0)
+		return usage_error("policy: invalid policy '%s' (expected default, advise or never)",
+				   a->argv[2]);
+	if (thp_state_read(&st) < 0 || !st.has_thp_policy) {
+		log_error("per-process THP policy is not supported by this kernel");
+		return EXIT_USAGE;
+	}
+	if (read_comm(pid, comm, sizeof(comm)) < 0) {
+		log_error("no process with PID %d", (int)pid);
+		return EXIT_FAIL;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/thp_policy", (int)pid);
+	if (a->argc > 2) {
+		r = thp_policy_set(pid, thp_policy_from_name(a->argv[2]));
+		if (r < 0) {
+			log_error("failed to write '%s' to %s: %s", a->argv[2], full_path(path),
+				  strerror(-r));
+			return EXIT_FAIL;
+		}
+	}
+	r = thp_policy_get(pid, &policy);
+	if (r < 0) {
+		log_error("cannot read %s: %s", full_path(path), strerror(-r));
+		return EXIT_FAIL;
+	}
+	o = json_object_new_object();
+	jadd_int(o, "pid", pid);
+	jadd_str(o, "comm", comm);
+	jadd_str(o, "policy", thp_policy_name(policy));
+	return output(o, a->json) < 0 ? EXIT_FAIL : EXIT_OK;
+}

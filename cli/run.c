@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * thpctl run: set a THP policy on ourselves, then exec the command (no fork:
+ * its exit status and signals are its own). Patched kernel: the per-process
+ * policy (prctl PR_SET_THP_POLICY, inherited across exec). Stock kernel:
+ * glibc's malloc tunable for --advise, PR_SET_THP_DISABLE for --never.
+ */
+#include "thpctl.h"
+#include "thp.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#define HUGETLB_TUNABLE "glibc.malloc.hugetlb"
+
+/*
+ * GLIBC_TUNABLES is "name=value:name=value"; return a new string with
+ * glibc.malloc.hugetlb=1 replacing any earlier setting of it, others kept in
+ * order. Caller frees.
+ */
+static char *merge_tunables(const char *old)
+{
+	size_t size = (old ? strlen(old) : 0) + sizeof(HUGETLB_TUNABLE "=1") + 1;
+	char *out = malloc(size), *copy, *item, *save = NULL;
+
+	if (!out)
+		return NULL;
+	out[0] = '\0';
+	copy = strdup(old ? old : "");
+	if (!copy) {
+		free(out);
+		return NULL;
+	}
+	for (item = strtok_r(copy, ":", &save); item; item = strtok_r(NULL, ":", &save)) {
+		size_t n = strlen(HUGETLB_TUNABLE);
+
+		if (strncmp(item, HUGETLB_TUNABLE, n) == 0 && (item[n] == '=' || item[n] == '\0'))
+			continue;
+		strcat(out, item);
+		strcat(out, ":");
+	}
+	strcat(out, HUGETLB_TUNABLE "=1");
+	free(copy);
+	return out;
+}
+
+static void run_help(void)
+{
+	printf("Usage: thpctl run [--advise|--never|--default] [--] COMMAND [ARG...]\n\n"
+	       "Run COMMAND with a THP policy (default --advise):\n"
+	       "  --advise   hugepages for all anonymous memory, as if madvise(MADV_HUGEPAGE)\n"
+	       "  --never    no hugepages\n"
+	       "  --default  the system mode decides\n");
+}
+
+int verb_run(struct verb_args *a)
+{
+	static const struct option opts[] = {
+		{ "advise", no_argument, NULL, 'a' },
+		{ "never", no_argument, NULL, 'n' },
+		{ "default", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	int policy = -1, c;
+	struct thp_state st;
+	char **cmd;
+
+	optind = 1;
+	opterr = 0;
+	/* "+": stop at the command, whose options are its own */
+	while ((c = getopt_long(a->argc, a->argv, "+h", opts, NULL)) != -1) {
+		int p;
+
+		switch (c) {
+		case 'a':
+			p = PR_THP_POLICY_ADVISE;
+			break;
+		case 'n':
+			p = PR_THP_POLICY_NEVER;
+			break;
+		case 'd':
+			p = PR_THP_POLICY_DEFAULT;
+			break;
+		case 'h':
+			run_help();
+			return EXIT_OK;
+		default:
+			return usage_error("run: unrecognized option '%s'", a->argv[optind - 1]);
+		}
+		if (policy >= 0 && policy != p)
+			return usage_error("run: --advise, --never and --default are mutually exclusive");
+		policy = p;
+	}
+	if (optind >= a->argc)
+		return usage_error("run: no command given");
+	if (policy < 0)
+		policy = PR_THP_POLICY_ADVISE;
+	cmd = a->argv + optind;
+
+	if (thp_state_read(&st) < 0)
+		/* no THP sysfs at all: no per-process policy either */
+		st.has_thp_policy = false;
+
+	if (st.has_thp_policy) {
+		if (prctl(PR_SET_THP_POLICY, policy, 0, 0, 0) < 0) {
+			log_error("prctl(PR_SET_THP_POLICY, %s): %s", thp_policy_name(policy),
+				  strerror(errno));
+			return EXIT_FAIL;
+		}
+	} else if (policy == PR_THP_POLICY_ADVISE) {
+		char *t = merge_tunables(getenv("GLIBC_TUNABLES"));
+
+		if (!t || setenv("GLIBC_TUNABLES", t, 1) < 0) {
+			log_error("setting GLIBC_TUNABLES: %s", strerror(errno));
+			free(t);
+			return EXIT_FAIL;
+		}
+		free(t);
+		log_error("this kernel has no per-process THP policy: using "
+			  HUGETLB_TUNABLE "=1, which covers only memory from malloc");
+	} else {
+		/* stock --never disables THP; --default undoes an inherited --never */
+		if (prctl(PR_SET_THP_DISABLE, policy == PR_THP_POLICY_NEVER, 0, 0, 0) < 0) {
+			log_error("prctl(PR_SET_THP_DISABLE): %s", strerror(errno));
+			return EXIT_FAIL;
+		}
+	}
+
+	fflush(stdout);
+	execvp(cmd[0], cmd);
+	/* as shells report it: 127 not found, 126 found but not runnable */
+	if (errno == ENOENT && !strchr(cmd[0], '/')) {
+		log_error("%s: command not found", cmd[0]);
+		return 127;
+	}
+	log_error("%s: %s", cmd[0], strerror(errno));
+	return errno == ENOENT ? 127 : 126;
+}

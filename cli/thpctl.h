@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* thpctl internals shared by its verbs. */
+#ifndef THPCTL_H
+#define THPCTL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+
+/* exit codes (documented in thpctl(1)) */
+#define EXIT_OK 0
+#define EXIT_FAIL 1
+#define EXIT_USAGE 2
+
+struct verb_args {
+	int argc;
+	char **argv;	/* argv[0] is the verb */
+	bool json;	/* --json */
+};
+
+/* messages on stderr prefixed with "thpctl: " */
+void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* usage error: message, "Try 'thpctl --help'", returns EXIT_USAGE */
+int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "<root>path" for messages, in a static buffer rotated between 4 slots */
+const char *full_path(const char *path);
+
+/*
+ * The one print path of every read verb: the verb builds a JSON object, this
+ * prints it as JSON (--json) or as text. Takes the reference.
+ */
+int output(struct json_object *obj, bool json);
+/* add helpers that tolerate NULL (allocation failure shows up at print time) */
+void jadd_str(struct json_object *o, const char *key, const char *val);
+void jadd_u64(struct json_object *o, const char *key, uint64_t val);
+void jadd_int(struct json_object *o, const char *key, int64_t val);
+void jadd_bool(struct json_object *o, const char *key, bool val);
+
+/* thpd client: THPD_SOCKET or /run/thpd.sock */
+const char *thpd_socket_path(void);
+/*
+ * Send {"cmd":cmd[,"value":value]} to thpd. Returns 1 with *reply set (an
+ * {"ok":true,...} object), 0 when thpd is not reachable (*why says why, for
+ * messages), or -errno after logging the failure (error reply, timeout).
+ */
+int thpd_call(const char *cmd, const char *value, struct json_object **reply,
+	      const char **why);
+
+int verb_status(struct verb_args *a);
+int verb_enable(struct verb_args *a);
+int verb_defrag(struct verb_args *a);
+int verb_run(struct verb_args *a);
+int verb_ps(struct verb_args *a);
+int verb_policy(struct verb_args *a);
+
+#endif
