@@ -212,19 +212,11 @@ int verb_enable(struct verb_args *a)
 {
 	const char *value = a->argv[1];
 	struct thp_mode_req req;
-	struct thp_state st;
-	int r;
 
 	if (thp_mode_parse(value, &req) < 0)
 		return usage_error("enable: invalid mode '%s' (expected always, madvise, never, 0, 1 or 2)",
 				   value);
-	r = thp_state_read(&st);
-	if (r < 0) {
-		log_error("cannot read the THP state under %s: %s", full_path(THP_SYSFS_DIR),
-			  strerror(-r));
-		return EXIT_FAIL;
-	}
-	if (req.rfc >= 0 && !st.has_mode_file)
+	if (req.rfc >= 0 && !thp_exists(THP_SYSFS_DIR "/mode"))
 		log_error("this kernel has no numeric THP modes: %d means enabled=%s defrag=%s",
 			  req.rfc, thp_enabled_name(req.enabled), req.defrag);
 	return via_thpd_or_sysfs("enable", value, apply_mode);

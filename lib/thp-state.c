@@ -13,15 +13,6 @@
 #define DEFRAG_PATH THP_SYSFS_DIR "/defrag"
 #define MODE_PATH THP_SYSFS_DIR "/mode"
 
-static bool thp_exists(const char *path)
-{
-	char full[4096];
-
-	if (thp_path(full, sizeof(full), path) < 0)
-		return false;
-	return access(full, F_OK) == 0;
-}
-
 static int read_bracketed(const char *path, char *out, size_t size)
 {
 	char buf[256];

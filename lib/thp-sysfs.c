@@ -35,6 +35,15 @@ int thp_path(char *buf, size_t size, const char *path)
 	return (size_t)n < size ? 0 : -ENAMETOOLONG;
 }
 
+bool thp_exists(const char *path)
+{
+	char full[4096];
+
+	if (thp_path(full, sizeof(full), path) < 0)
+		return false;
+	return access(full, F_OK) == 0;
+}
+
 int thp_read_file(const char *path, char *buf, size_t size)
 {
 	char full[4096];

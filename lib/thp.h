@@ -65,6 +65,9 @@ int thp_read_file(const char *path, char *buf, size_t size);
 /* write a value the way `echo value > path` does, checking every error */
 int thp_write_file(const char *path, const char *value);
 
+/* does "<root><path>" exist? (feature detection) */
+bool thp_exists(const char *path);
+
 /* "always [madvise] never" -> "madvise" (copied into out) */
 int thp_parse_bracketed(const char *text, char *out, size_t size);
 

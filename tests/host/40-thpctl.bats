@@ -1,0 +1,483 @@
+#!/usr/bin/env bats
+# thpctl against fake sysfs/procfs trees (THP_ROOT), no VM. Two flavours:
+# "patched" (mode file, /proc/<pid>/thp_policy and thp_stat) and "stock".
+# Write failures are simulated as root can see them: a knob replaced by a
+# directory (EISDIR) or a missing sysfs directory (ENOENT); chmod does not
+# stop root.
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+SYS=sys/kernel/mm/transparent_hugepage
+
+setup() {
+	THPCTL=${BUILD_DIR:?BUILD_DIR must point at the build directory}/thpctl
+	[ -x "$THPCTL" ] || fail "no $THPCTL"
+	export THP_ROOT=$BATS_TEST_TMPDIR/root
+	# never reach a real thpd from host tests
+	export THPD_SOCKET=$BATS_TEST_TMPDIR/no-thpd.sock
+	unset GLIBC_TUNABLES
+}
+
+# fake_proc PID COMM ANON_KIB [POLICY FAULT_ALLOC PMD_MAPPED]
+fake_proc() {
+	local d=$THP_ROOT/proc/$1
+	mkdir -p "$d"
+	echo "$2" >"$d/comm"
+	printf 'Rss:               10240 kB\nAnonymous:          8192 kB\nAnonHugePages:    %s kB\nShmemPmdMapped:        0 kB\n' \
+		"$3" >"$d/smaps_rollup"
+	if [ -n "${4-}" ]; then
+		echo "$4" >"$d/thp_policy"
+		printf 'thp_fault_alloc %s\nthp_fault_fallback 1\nthp_fault_fallback_charge 0\nthp_collapse_alloc 2\nthp_collapse_alloc_failed 0\nthp_split_pmd 0\nthp_zero_page_alloc 0\nthp_pmd_mapped %s\n' \
+			"$5" "$6" >"$d/thp_stat"
+	fi
+}
+
+fake_tree() {
+	local flavour=$1 k
+	rm -rf "$THP_ROOT"
+	mkdir -p "$THP_ROOT/$SYS/khugepaged" "$THP_ROOT/proc/self"
+	echo 'always [madvise] never' >"$THP_ROOT/$SYS/enabled"
+	echo 'always defer defer+madvise [madvise] never' >"$THP_ROOT/$SYS/defrag"
+	for k in defrag=1 pages_to_scan=4096 scan_sleep_millisecs=10000 \
+		alloc_sleep_millisecs=60000 max_ptes_none=511 pages_collapsed=7 full_scans=3; do
+		echo "${k#*=}" >"$THP_ROOT/$SYS/khugepaged/${k%%=*}"
+	done
+	printf 'MemTotal:        2000000 kB\nAnonHugePages:     14336 kB\n' >"$THP_ROOT/proc/meminfo"
+	printf 'nr_free_pages 1000\nthp_fault_alloc 12\nthp_fault_fallback 3\nthp_collapse_alloc 4\nthp_split_pmd 1\npgfault 99\n' \
+		>"$THP_ROOT/proc/vmstat"
+	# order 9: 1 + 2 = 3; order 10: 4 (counts 2 each) -> 11 blocks of 2 MiB
+	printf 'Node 0, zone      DMA      1      1      1      0      2      1      1      0      1      1      0\nNode 0, zone    DMA32      0      0      0      0      0      0      0      0      0      2      4\n' \
+		>"$THP_ROOT/proc/buddyinfo"
+	if [ "$flavour" = patched ]; then
+		echo 0 >"$THP_ROOT/$SYS/mode"
+		echo default >"$THP_ROOT/proc/self/thp_policy"
+		echo 'thp_fault_alloc 0' >"$THP_ROOT/proc/self/thp_stat"
+		fake_proc 100 bigapp 8192 advise 5 4
+		fake_proc 200 small 2048 default 1 1
+		fake_proc 300 none 0 never 0 0
+	else
+		fake_proc 100 bigapp 8192
+		fake_proc 200 small 2048
+	fi
+	# a kernel thread: empty smaps_rollup
+	mkdir -p "$THP_ROOT/proc/2"
+	echo kthreadd >"$THP_ROOT/proc/2/comm"
+	: >"$THP_ROOT/proc/2/smaps_rollup"
+}
+
+knob() { cat "$THP_ROOT/$SYS/$1"; }
+
+# ---- generic command line ----
+
+@test "--help goes to stdout and exits 0" {
+	run -0 --separate-stderr "$THPCTL" --help
+	assert_output --partial 'Usage:'
+	assert_output --partial 'policy PID'
+	[ -z "$stderr" ]
+}
+
+@test "--version" {
+	run -0 "$THPCTL" --version
+	assert_output --regexp '^thpctl [0-9]+\.[0-9]+'
+}
+
+@test "unknown verb: did you mean, exit 2, nothing on stdout" {
+	run -2 --separate-stderr "$THPCTL" stauts
+	assert_equal "$output" ""
+	[[ $stderr == *"unknown command 'stauts'. Did you mean 'status'?"* ]] || fail "stderr: $stderr"
+	[[ $stderr == *"Try 'thpctl --help'"* ]] || fail "stderr: $stderr"
+}
+
+@test "unknown verb far from every verb: no suggestion" {
+	run -2 "$THPCTL" frobnicate
+	assert_output --partial "unknown command 'frobnicate'"
+	refute_output --partial 'Did you mean'
+}
+
+@test "no prefix matching" {
+	run -2 "$THPCTL" stat
+	assert_output --partial "Did you mean 'status'?"
+}
+
+@test "unknown option, missing and extra arguments are usage errors (exit 2)" {
+	fake_tree patched
+	run -2 "$THPCTL" --bogus
+	assert_output --partial "unrecognized option '--bogus'"
+	run -2 "$THPCTL" enable
+	assert_output --partial 'enable: missing argument'
+	run -2 "$THPCTL" enable always never
+	assert_output --partial 'too many arguments'
+	run -2 "$THPCTL" status extra
+	run -2 "$THPCTL" --json enable always
+	assert_output --partial 'not a read command'
+	assert_equal "$(knob enabled)" 'always [madvise] never'
+}
+
+@test "verb --help exits 0" {
+	run -0 "$THPCTL" status --help
+	assert_output --partial 'Usage:'
+	run -0 "$THPCTL" run --help
+	assert_output --partial 'thpctl run'
+	run -0 "$THPCTL" ps --help
+}
+
+@test "no verb means status" {
+	fake_tree patched
+	run -0 "$THPCTL"
+	assert_line --regexp '^enabled: +madvise$'
+}
+
+# ---- status ----
+
+@test "status: text on a patched tree" {
+	fake_tree patched
+	echo 2 >"$THP_ROOT/$SYS/mode"
+	echo '[always] madvise never' >"$THP_ROOT/$SYS/enabled"
+	echo '[always] defer defer+madvise madvise never' >"$THP_ROOT/$SYS/defrag"
+	run -0 "$THPCTL" status
+	assert_line --regexp '^enabled: +always$'
+	assert_line --regexp '^mode: +2$'
+	assert_line --regexp '^defrag: +always$'
+	assert_line --regexp '^ +pages_to_scan: +4096$'
+	assert_line --regexp '^ +full_scans: +3$'
+	assert_line --regexp '^ +pages_collapsed: +7$'
+	assert_line --regexp '^free order-9\+ blocks: +11$'
+	assert_line --regexp '^AnonHugePages \(KiB\): +14336$'
+	assert_line --regexp '^ +thp_fault_alloc: +12$'
+	refute_output --partial pgfault
+	assert_line --regexp '^ +mode_file: +yes$'
+	assert_line --regexp '^thpd: +not running$'
+}
+
+@test "status --json is valid and carries the same values" {
+	fake_tree patched
+	run -0 --separate-stderr "$THPCTL" status --json
+	echo "$output" | jq -e . >/dev/null || fail "not JSON: $output"
+	run -0 jq -e '.enabled == "madvise" and .mode == "0" and .defrag == "madvise"
+		and .khugepaged.pages_to_scan == 4096 and .khugepaged.max_ptes_none == 511
+		and .free_hugepage_blocks == 11 and .anon_huge_kib == 14336
+		and .counters.thp_fault_alloc == 12 and (.counters | has("pgfault") | not)
+		and .kernel_features == {"mode_file": true, "thp_policy": true, "thp_stat": true}
+		and .thpd == null' <<<"$output"
+	# the global form is the same
+	run -0 "$THPCTL" --json status
+	echo "$output" | jq -e '.mode == "0"'
+}
+
+@test "status on a stock tree: mode derived, features absent" {
+	fake_tree stock
+	echo '[always] madvise never' >"$THP_ROOT/$SYS/enabled"
+	echo 'always defer [defer+madvise] madvise never' >"$THP_ROOT/$SYS/defrag"
+	run -0 "$THPCTL" --json status
+	echo "$output" | jq -e '.mode == "1" and .defrag == "defer+madvise"
+		and .kernel_features.mode_file == false and .kernel_features.thp_policy == false'
+}
+
+@test "status: missing optional files are shown as unknown, not fatal" {
+	fake_tree stock
+	rm "$THP_ROOT/proc/buddyinfo" "$THP_ROOT/proc/meminfo" "$THP_ROOT/$SYS/khugepaged/full_scans"
+	run -0 "$THPCTL" --json status
+	echo "$output" | jq -e '.free_hugepage_blocks == null and .anon_huge_kib == null
+		and (.khugepaged | has("full_scans") | not)'
+	run -0 "$THPCTL" status
+	assert_line --regexp '^free order-9\+ blocks: +-$'
+}
+
+@test "status without THP sysfs fails with the path (exit 1)" {
+	fake_tree stock
+	rm "$THP_ROOT/$SYS/enabled"
+	run -1 "$THPCTL" status
+	assert_output --partial "$THP_ROOT/$SYS"
+	assert_output --partial 'No such file or directory'
+}
+
+@test "status: a broken knob is reported, not guessed" {
+	fake_tree stock
+	echo 'always madvise never' >"$THP_ROOT/$SYS/enabled"
+	run -1 "$THPCTL" status
+	assert_output --partial 'Bad message'
+}
+
+@test "status: thpd socket that nobody serves means not running" {
+	fake_tree stock
+	# a plain file at the socket path: connect() is refused
+	: >"$THPD_SOCKET"
+	run -0 "$THPCTL" --json status
+	echo "$output" | jq -e '.thpd == null'
+}
+
+@test "a write error on stdout is an error (exit 1)" {
+	fake_tree stock
+	[ -w /dev/full ] || skip "no /dev/full"
+	run -1 --separate-stderr bash -c "'$THPCTL' status >/dev/full"
+	[[ $stderr == *'write error'* ]] || fail "stderr: $stderr"
+}
+
+# ---- enable ----
+
+@test "enable 2 on a patched kernel writes the number (kernel sets defrag)" {
+	fake_tree patched
+	run -0 --separate-stderr "$THPCTL" enable 2
+	assert_equal "$(knob enabled)" 2
+	assert_equal "$(knob defrag)" 'always defer defer+madvise [madvise] never'
+	assert_output --partial 'written to sysfs: thpd is not running'
+	[[ $stderr != *'no numeric'* ]] || fail "stderr: $stderr"
+}
+
+@test "enable N on a stock kernel: translated to words, and said so on stderr" {
+	local n want_e want_d
+	for n in 0 1 2; do
+		fake_tree stock
+		case $n in
+		0) want_e=madvise want_d=madvise ;;
+		1) want_e=always want_d=madvise ;;
+		2) want_e=always want_d=always ;;
+		esac
+		run -0 --separate-stderr "$THPCTL" enable $n
+		assert_equal "$(knob enabled)" "$want_e"
+		assert_equal "$(knob defrag)" "$want_d"
+		[[ $stderr == *"no numeric THP modes: $n means enabled=$want_e defrag=$want_d"* ]] ||
+			fail "stderr for $n: $stderr"
+	done
+}
+
+@test "enable WORD writes enabled only" {
+	fake_tree stock
+	run -0 "$THPCTL" enable never
+	assert_equal "$(knob enabled)" never
+	assert_equal "$(knob defrag)" 'always defer defer+madvise [madvise] never'
+}
+
+@test "enable rejects bad values with exit 2 and writes nothing" {
+	local v
+	fake_tree patched
+	for v in 3 -1 '' al 1x ALWAYS 'always '; do
+		run -2 "$THPCTL" enable "$v"
+		assert_equal "$(knob enabled)" 'always [madvise] never'
+	done
+	assert_output --partial "invalid mode"
+}
+
+@test "enable: write failure reports path and reason, exit 1 (EISDIR)" {
+	fake_tree stock
+	rm "$THP_ROOT/$SYS/defrag"
+	mkdir "$THP_ROOT/$SYS/defrag"
+	echo 'always [madvise] never' >"$THP_ROOT/$SYS/enabled"
+	run -1 "$THPCTL" enable 2
+	assert_output --partial "failed to write '2' to $THP_ROOT/$SYS/defrag: Is a directory"
+}
+
+@test "enable: write failure on enabled itself (EISDIR)" {
+	fake_tree patched
+	rm "$THP_ROOT/$SYS/enabled"
+	mkdir "$THP_ROOT/$SYS/enabled"
+	run -1 "$THPCTL" enable madvise
+	assert_output --partial "$THP_ROOT/$SYS"
+	assert_output --partial 'Is a directory'
+}
+
+# ---- defrag ----
+
+@test "defrag writes each valid value" {
+	local v
+	fake_tree stock
+	for v in always defer defer+madvise madvise never; do
+		run -0 "$THPCTL" defrag "$v"
+		assert_equal "$(knob defrag)" "$v"
+		echo 'always defer defer+madvise [madvise] never' >"$THP_ROOT/$SYS/defrag"
+	done
+}
+
+@test "defrag rejects junk (exit 2), reports write failures (exit 1)" {
+	fake_tree stock
+	run -2 "$THPCTL" defrag sometimes
+	assert_output --partial "invalid value 'sometimes'"
+	rm -r "$THP_ROOT/$SYS/defrag"
+	mkdir "$THP_ROOT/$SYS/defrag"
+	run -1 "$THPCTL" defrag never
+	assert_output --partial "$THP_ROOT/$SYS/defrag: Is a directory"
+}
+
+@test "defrag with the sysfs directory gone: ENOENT with the path" {
+	fake_tree stock
+	rm -r "${THP_ROOT:?}/sys"
+	run -1 "$THPCTL" defrag never
+	assert_output --partial "$THP_ROOT/$SYS/defrag: No such file or directory"
+}
+
+# ---- run ----
+
+@test "run --advise on a stock kernel sets GLIBC_TUNABLES and warns" {
+	fake_tree stock
+	run -0 --separate-stderr "$THPCTL" run --advise -- env
+	assert_line 'GLIBC_TUNABLES=glibc.malloc.hugetlb=1'
+	[[ $stderr == *'only memory from malloc'* ]] || fail "stderr: $stderr"
+}
+
+@test "run --advise keeps other tunables and replaces an existing hugetlb" {
+	fake_tree stock
+	GLIBC_TUNABLES=glibc.malloc.check=3:glibc.malloc.hugetlb=0:glibc.malloc.tcache_count=5 \
+		run -0 "$THPCTL" run --advise -- env
+	assert_line 'GLIBC_TUNABLES=glibc.malloc.check=3:glibc.malloc.tcache_count=5:glibc.malloc.hugetlb=1'
+}
+
+@test "run defaults to --advise and stops option parsing at the command" {
+	fake_tree stock
+	run -0 "$THPCTL" run sh -c 'echo "$GLIBC_TUNABLES $1"' sh --never
+	assert_output --partial 'glibc.malloc.hugetlb=1 --never'
+}
+
+@test "run --never on a stock kernel uses PR_SET_THP_DISABLE; --default undoes it" {
+	fake_tree stock
+	grep -q '^THP_enabled:' /proc/self/status || skip "host kernel has no THP_enabled in status"
+	run -0 "$THPCTL" run --never -- grep '^THP_enabled:' /proc/self/status
+	assert_output --regexp 'THP_enabled:\s+0'
+	run -0 "$THPCTL" run --never -- "$THPCTL" run --default -- grep '^THP_enabled:' /proc/self/status
+	assert_output --regexp 'THP_enabled:\s+1'
+}
+
+@test "run passes the command's exit status through (exec, no fork)" {
+	fake_tree stock
+	run -7 "$THPCTL" run --default -- sh -c 'exit 7'
+	run -0 "$THPCTL" run --default -- sh -c 'echo $$ $PPID'
+	# exec: the shell's parent is our bats shell, not a thpctl child
+	local pid ppid
+	read -r pid ppid <<<"$output"
+	[ "$ppid" != "$pid" ]
+}
+
+@test "run: command not found 127, not executable 126, as a shell says" {
+	fake_tree stock
+	run -127 "$THPCTL" run --default -- no-such-command-xyz
+	assert_output --partial 'no-such-command-xyz: command not found'
+	run -127 "$THPCTL" run --default -- /nonexistent/cmd
+	assert_output --partial '/nonexistent/cmd: No such file or directory'
+	printf 'not a program\n' >"$BATS_TEST_TMPDIR/plain"
+	chmod 644 "$BATS_TEST_TMPDIR/plain"
+	run -126 "$THPCTL" run --default -- "$BATS_TEST_TMPDIR/plain"
+	assert_output --partial 'Permission denied'
+}
+
+@test "run usage errors: no command, conflicting policies, unknown option" {
+	fake_tree stock
+	run -2 "$THPCTL" run
+	assert_output --partial 'no command given'
+	run -2 "$THPCTL" run --advise --never -- true
+	assert_output --partial 'mutually exclusive'
+	run -2 "$THPCTL" run --bogus -- true
+	assert_output --partial "unrecognized option '--bogus'"
+}
+
+@test "run on a (fake) patched kernel uses prctl and reports its failure" {
+	fake_tree patched
+	[ -e /proc/self/thp_policy ] && skip "host kernel has the per-process policy"
+	run -1 "$THPCTL" run --advise -- true
+	assert_output --partial 'prctl(PR_SET_THP_POLICY, advise): Invalid argument'
+}
+
+# ---- ps ----
+
+@test "ps lists processes with policy and counters on a patched tree" {
+	fake_tree patched
+	run -0 "$THPCTL" ps
+	assert_line --index 0 --regexp '^ *PID +COMM +POLICY +ANONHUGE_KIB +FAULT_ALLOC +FALLBACK'
+	assert_line --index 1 --regexp '^ *100 +bigapp +advise +8192 +5 +1 '
+	assert_line --index 2 --regexp '^ *200 +small +default +2048 '
+	assert_line --index 3 --regexp '^ *300 +none +never +0 '
+	# the kernel thread has no memory: left out
+	refute_output --partial kthreadd
+}
+
+@test "ps --sort and --json" {
+	fake_tree patched
+	run -0 "$THPCTL" ps --sort=anon_huge_kib --json
+	echo "$output" | jq -e 'map(.pid) == [100, 200, 300]'
+	run -0 "$THPCTL" ps --sort comm --json
+	echo "$output" | jq -e 'map(.comm) == ["bigapp", "none", "small"]'
+	run -0 "$THPCTL" --json ps --sort=pmd_mapped
+	echo "$output" | jq -e '.[0].pid == 100 and .[0].thp_pmd_mapped == 4 and .[0].policy == "advise"'
+	run -2 "$THPCTL" ps --sort=bogus
+	assert_output --partial "cannot sort by 'bogus'"
+}
+
+@test "ps PID...: only those; missing or unreadable named PIDs are errors" {
+	fake_tree patched
+	run -0 "$THPCTL" --json ps 200
+	echo "$output" | jq -e 'length == 1 and .[0].comm == "small" and .[0].anon_huge_kib == 2048'
+	run -1 --separate-stderr "$THPCTL" --json ps 200 4242
+	echo "$output" | jq -e 'length == 1'
+	[[ $stderr == *'no process with PID 4242'* ]] || fail "stderr: $stderr"
+	run -2 "$THPCTL" ps abc
+	assert_output --partial "invalid PID 'abc'"
+}
+
+@test "ps skips unreadable processes silently unless named" {
+	fake_tree patched
+	rm "$THP_ROOT/proc/200/smaps_rollup"
+	mkdir "$THP_ROOT/proc/200/smaps_rollup"
+	run -0 --separate-stderr "$THPCTL" --json ps
+	echo "$output" | jq -e 'map(.pid) == [100, 300]'
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+	run -1 "$THPCTL" ps 200
+	assert_output --partial "$THP_ROOT/proc/200/smaps_rollup: Is a directory"
+	run -1 "$THPCTL" ps 2
+	assert_output --partial 'kernel thread'
+}
+
+@test "ps on a stock tree: no policy or thp_stat columns" {
+	fake_tree stock
+	run -0 "$THPCTL" ps
+	assert_line --index 0 --regexp '^ *PID +COMM +ANONHUGE_KIB$'
+	run -0 "$THPCTL" ps --json
+	echo "$output" | jq -e 'length == 2 and (.[0] | keys) == ["anon_huge_kib", "comm", "pid"]'
+	run -2 "$THPCTL" ps --sort=policy
+}
+
+@test "ps with no processes prints an empty JSON array" {
+	fake_tree stock
+	rm -r "$THP_ROOT/proc/100" "$THP_ROOT/proc/200"
+	run -0 "$THPCTL" --json ps
+	echo "$output" | jq -e '. == []'
+}
+
+# ---- policy ----
+
+@test "policy PID reads, policy PID WORD sets" {
+	fake_tree patched
+	run -0 "$THPCTL" policy 100
+	assert_line --regexp '^policy: +advise$'
+	run -0 "$THPCTL" policy 300 advise
+	assert_equal "$(cat "$THP_ROOT/proc/300/thp_policy")" advise
+	run -0 "$THPCTL" policy --json 300
+	echo "$output" | jq -e '. == {"pid": 300, "comm": "none", "policy": "advise"}'
+}
+
+@test "policy: bad input is exit 2, missing process exit 1" {
+	fake_tree patched
+	run -2 "$THPCTL" policy
+	run -2 "$THPCTL" policy x
+	assert_output --partial "invalid PID 'x'"
+	run -2 "$THPCTL" policy 100 sometimes
+	assert_output --partial "invalid policy 'sometimes'"
+	assert_equal "$(cat "$THP_ROOT/proc/100/thp_policy")" advise
+	run -2 "$THPCTL" policy 100 never extra
+	run -1 "$THPCTL" policy 4242 never
+	assert_output --partial 'no process with PID 4242'
+}
+
+@test "policy: write failure names the path (exit 1)" {
+	fake_tree patched
+	rm "$THP_ROOT/proc/100/thp_policy"
+	mkdir "$THP_ROOT/proc/100/thp_policy"
+	run -1 "$THPCTL" policy 100 never
+	assert_output --partial "failed to write 'never' to $THP_ROOT/proc/100/thp_policy: Is a directory"
+}
+
+@test "policy on a stock kernel: unsupported, exit 2" {
+	fake_tree stock
+	run -2 "$THPCTL" policy 100
+	assert_output --partial 'per-process THP policy is not supported by this kernel'
+	run -2 "$THPCTL" policy 100 advise
+}
