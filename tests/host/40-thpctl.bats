@@ -316,6 +316,24 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	[[ $stderr == *'only memory from malloc'* ]] || fail "stderr: $stderr"
 }
 
+@test "run --advise on this (stock) host kernel makes malloc'd memory huge" {
+	local mode
+	fake_tree stock
+	[ -e /proc/self/thp_policy ] && skip "host kernel has the per-process policy"
+	mode=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null) || skip "host has no THP"
+	[[ $mode == *'[madvise]'* ]] || skip "host THP mode is not madvise: $mode"
+	# built without sanitizers: ASan's allocator would bypass glibc malloc
+	command -v cc >/dev/null || skip "no C compiler"
+	cc -std=gnu11 -O2 -Wall -Werror -o "$BATS_TEST_TMPDIR/thp-malloc" \
+		"$BATS_TEST_DIRNAME/../helpers/thp-malloc.c" || fail "cannot build thp-malloc"
+	run -0 "$BATS_TEST_TMPDIR/thp-malloc" --size 16
+	assert_line 'anon_huge_kib=0'
+	run -0 "$THPCTL" run --advise -- "$BATS_TEST_TMPDIR/thp-malloc" --size 16
+	assert_line 'glibc_tunables=glibc.malloc.hugetlb=1'
+	assert_line 'pattern=ok'
+	refute_line 'anon_huge_kib=0'
+}
+
 @test "run --advise keeps other tunables and replaces an existing hugetlb" {
 	fake_tree stock
 	GLIBC_TUNABLES=glibc.malloc.check=3:glibc.malloc.hugetlb=0:glibc.malloc.tcache_count=5 \
