@@ -359,11 +359,9 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 @test "run passes the command's exit status through (exec, no fork)" {
 	fake_tree stock
 	run -7 "$THPCTL" run --default -- sh -c 'exit 7'
-	run -0 "$THPCTL" run --default -- sh -c 'echo $$ $PPID'
-	# exec: the shell's parent is our bats shell, not a thpctl child
-	local pid ppid
-	read -r pid ppid <<<"$output"
-	[ "$ppid" != "$pid" ]
+	# exec: the command runs as the very process that started thpctl
+	run -0 bash -c 'echo $$; exec "$1" run --default -- sh -c "echo \$\$"' _ "$THPCTL"
+	[ "${lines[0]}" = "${lines[1]}" ] || fail "thpctl forked: pids ${lines[*]}"
 }
 
 @test "run: command not found 127, not executable 126, as a shell says" {

@@ -1,0 +1,261 @@
+#!/usr/bin/env bats
+# thpctl end to end on the patched kernel, with thpd stopped (so every
+# change goes to sysfs directly; thpctl-through-thpd is the thpd suites'
+# business): status, enable, defrag, run, ps, policy, --json, exit codes.
+
+load helpers
+
+setup_file() {
+	thp_save_knobs
+	echo 10000 >"$THP/khugepaged/scan_sleep_millisecs"
+	# stop thpd (socket too, or the next connect would start it again)
+	: >"$BATS_FILE_TMPDIR/thpd-units"
+	local u
+	for u in thpd.socket thpd.service; do
+		if systemctl is-active --quiet "$u" 2>/dev/null; then
+			echo "$u" >>"$BATS_FILE_TMPDIR/thpd-units"
+			timeout 60 systemctl stop "$u"
+		fi
+	done
+	# THP_ROOT is for tests only; make sure nothing leaks in from outside
+	unset THP_ROOT THPD_SOCKET
+}
+
+teardown_file() {
+	thp_restore_knobs
+	local u
+	while read -r u; do
+		timeout 60 systemctl start "$u" || echo "# could not restart $u" >&3
+	done <"$BATS_FILE_TMPDIR/thpd-units"
+}
+
+setup() {
+	have_thp_stack_kernel || skip "kernel without the thp-stack series (no $THP/mode)"
+	THPCTL=$(command -v thpctl) || fail "thpctl is not installed"
+	unset GLIBC_TUNABLES
+	HOLD_PID=
+}
+
+teardown() {
+	hold_stop
+}
+
+# hold_start ARGS: thp-touch ARGS --hold in the background, ready when this
+# returns; HOLD_PID is its pid. hold_stop ends it (EOF on its stdin).
+hold_start() {
+	local out=$BATS_TEST_TMPDIR/hold.out fifo=$BATS_TEST_TMPDIR/hold.in
+	mkfifo "$fifo"
+	"$THP_HELPERS/thp-touch" "$@" --hold <"$fifo" >"$out" 2>&1 3>&- &
+	HOLD_PID=$!
+	exec 8>"$fifo"
+	timeout 120 bash -c 'until grep -q "^ready" "$1"; do
+		kill -0 "$2" 2>/dev/null || exit 1; sleep 0.1; done' _ "$out" "$HOLD_PID" ||
+		fail "thp-touch did not get ready: $(cat "$out")"
+	HOLD_OUT=$(cat "$out")
+}
+
+hold_stop() {
+	[ -n "${HOLD_PID-}" ] || return 0
+	exec 8>&-
+	timeout 60 tail --pid="$HOLD_PID" -f /dev/null || kill -9 "$HOLD_PID" 2>/dev/null
+	HOLD_PID=
+}
+
+# ---- status ----
+
+@test "status --json matches sysfs and procfs" {
+	thp_set enabled 1
+	run -0 --separate-stderr "$THPCTL" status --json
+	local j=$output
+	jq -e . <<<"$j" >/dev/null || fail "not JSON: $j"
+	run -0 jq -r '"\(.enabled) \(.mode) \(.defrag)"' <<<"$j"
+	assert_output "always 1 $(thp_get defrag)"
+	run -0 jq -e --argjson p "$(cat "$THP/khugepaged/pages_to_scan")" \
+		--argjson m "$(cat "$THP/khugepaged/max_ptes_none")" \
+		'.khugepaged.pages_to_scan == $p and .khugepaged.max_ptes_none == $m
+		 and (.khugepaged.full_scans | type) == "number"
+		 and (.khugepaged.pages_collapsed | type) == "number"' <<<"$j"
+	run -0 jq -e '.kernel_features == {"mode_file": true, "thp_policy": true, "thp_stat": true}
+		and .thpd == null and (.free_hugepage_blocks | type) == "number"
+		and (.anon_huge_kib | type) == "number"
+		and (.counters.thp_fault_alloc | type) == "number"' <<<"$j"
+	# counters only grow: status saw no more than vmstat shows now
+	local seen now
+	seen=$(jq .counters.thp_fault_alloc <<<"$j")
+	now=$(vmstat thp_fault_alloc)
+	[ "$seen" -le "$now" ] || fail "status thp_fault_alloc $seen > vmstat $now"
+}
+
+@test "status text: mode, khugepaged, availability, thpd not running" {
+	thp_set enabled 2
+	run -0 "$THPCTL" status
+	assert_line --regexp '^enabled: +always$'
+	assert_line --regexp '^mode: +2$'
+	assert_line --regexp '^defrag: +always$'
+	assert_line --regexp '^ +scan_sleep_millisecs: +10000$'
+	assert_line --regexp '^free order-9\+ blocks: +[0-9]+$'
+	assert_line --regexp '^AnonHugePages \(KiB\): +[0-9]+$'
+	assert_line --regexp '^thpd: +not running$'
+}
+
+@test "status: a write error on stdout is exit 1" {
+	run -1 --separate-stderr bash -c '"$1" status >/dev/full' _ "$THPCTL"
+	[[ $stderr == *'write error'* ]] || fail "stderr: $stderr"
+}
+
+# ---- enable / defrag ----
+
+@test "enable 0/1/2/never/words: the kernel's state follows, via sysfs" {
+	local v want
+	for v in 0:madvise/madvise/0 1:always/madvise/1 2:always/always/2 never:never/always/never \
+		madvise:madvise/always/0 always:always/always/2; do
+		run -0 --separate-stderr "$THPCTL" enable "${v%%:*}"
+		want=${v#*:}
+		[ "$(thp_get enabled)/$(thp_get defrag)/$(cat "$THP/mode")" = "$want" ] ||
+			fail "enable ${v%%:*}: expected $want, seen $(thp_get enabled)/$(thp_get defrag)/$(cat "$THP/mode")"
+		assert_output --partial "written to sysfs: thpd is not running"
+		assert_output --partial "mode=${want##*/}"
+		[[ $stderr != *'no numeric'* ]] || fail "patched kernel, yet: $stderr"
+	done
+}
+
+@test "enable: invalid values are exit 2 and change nothing" {
+	thp_set enabled 1
+	local v
+	for v in 3 -1 '' al 1x ALWAYS; do
+		run -2 "$THPCTL" enable "$v"
+	done
+	[ "$(cat "$THP/mode")" = 1 ] || fail "mode changed to $(cat "$THP/mode")"
+}
+
+@test "enable as an unprivileged user: the failed write is reported (exit 1)" {
+	command -v setpriv >/dev/null || skip "no setpriv"
+	thp_set enabled madvise
+	run -1 setpriv --reuid=65534 --regid=65534 --clear-groups "$THPCTL" enable always
+	assert_output --partial "failed to write 'always' to $THP/enabled: Permission denied"
+	[ "$(thp_get enabled)" = madvise ] || fail "enabled changed to $(thp_get enabled)"
+}
+
+@test "defrag: every value, then junk" {
+	local v
+	for v in always defer defer+madvise madvise never; do
+		run -0 "$THPCTL" defrag "$v"
+		[ "$(thp_get defrag)" = "$v" ] || fail "defrag $v: seen $(thp_get defrag)"
+	done
+	run -2 "$THPCTL" defrag sometimes
+	[ "$(thp_get defrag)" = never ] || fail "junk changed defrag"
+}
+
+# ---- run ----
+
+@test "run --advise makes plain memory huge under system madvise" {
+	thp_set enabled madvise
+	run -0 "$THP_HELPERS/thp-touch" --size 8
+	assert_kv anon_huge_kib -eq 0
+	run -0 "$THPCTL" run --advise -- "$THP_HELPERS/thp-touch" --size 8
+	assert_kv pattern = ok
+	assert_kv anon_huge_kib -eq 8192
+	assert_kv thp_stat.thp_fault_alloc -ge 4
+}
+
+@test "run --never keeps memory small under system always" {
+	thp_set enabled always
+	run -0 "$THPCTL" run --never -- "$THP_HELPERS/thp-touch" --size 8
+	assert_kv pattern = ok
+	assert_kv anon_huge_kib -eq 0
+}
+
+@test "run --default undoes an inherited never" {
+	thp_set enabled always
+	run -0 "$THPCTL" run --never -- "$THPCTL" run --default -- "$THP_HELPERS/thp-touch" --size 8
+	assert_kv anon_huge_kib -eq 8192
+}
+
+@test "run: the policy is the command's own, across exec, no fork" {
+	run -0 "$THPCTL" run --advise -- cat /proc/self/thp_policy
+	assert_output advise
+	run -0 "$THPCTL" run --never -- grep -E '^THP_(policy|enabled):' /proc/self/status
+	assert_line --regexp '^THP_policy:\s+never$'
+	assert_line --regexp '^THP_enabled:\s+0$'
+	# no fork: the command runs as the very process that started thpctl
+	run -0 bash -c 'echo $$; exec "$1" run --advise -- sh -c "echo \$\$"' _ "$THPCTL"
+	[ "${lines[0]}" = "${lines[1]}" ] || fail "thpctl forked: pids ${lines[*]}"
+	run -42 "$THPCTL" run -- sh -c 'exit 42'
+}
+
+@test "run: 127 when not found, 126 when not executable" {
+	run -127 "$THPCTL" run -- no-such-command-xyz
+	assert_output --partial 'no-such-command-xyz: command not found'
+	printf 'data\n' >"$BATS_TEST_TMPDIR/plain"
+	chmod 644 "$BATS_TEST_TMPDIR/plain"
+	run -126 "$THPCTL" run -- "$BATS_TEST_TMPDIR/plain"
+	assert_output --partial 'Permission denied'
+	run -126 "$THPCTL" run -- /tmp
+	run -2 "$THPCTL" run --advise --never -- true
+}
+
+@test "run --advise, stock-kernel path (features hidden with THP_ROOT): glibc tunable makes malloc huge" {
+	local fake=$BATS_TEST_TMPDIR/root
+	thp_set enabled madvise
+	mkdir -p "$fake$THP/khugepaged" "$fake/proc"
+	cat "$THP/enabled" >"$fake$THP/enabled"
+	cat "$THP/defrag" >"$fake$THP/defrag"
+	run -0 "$THP_HELPERS/thp-malloc" --size 16
+	assert_kv anon_huge_kib -eq 0
+	THP_ROOT=$fake run -0 --separate-stderr "$THPCTL" run --advise -- "$THP_HELPERS/thp-malloc" --size 16
+	assert_kv glibc_tunables = glibc.malloc.hugetlb=1
+	assert_kv anon_huge_kib -ge 4096
+	assert_kv pattern = ok
+	[[ $stderr == *'only memory from malloc'* ]] || fail "no warning: $stderr"
+}
+
+# ---- ps ----
+
+@test "ps: a process's hugepages, counters and policy" {
+	thp_set enabled madvise
+	hold_start --size 8 --madvise
+	run -0 "$THPCTL" ps --json "$HOLD_PID"
+	run -0 jq -e --argjson p "$HOLD_PID" 'length == 1 and .[0].pid == $p
+		and .[0].comm == "thp-touch" and .[0].policy == "default"
+		and .[0].anon_huge_kib >= 8192 and .[0].thp_pmd_mapped >= 4
+		and .[0].thp_fault_alloc >= 4' <<<"$output"
+	run -0 "$THPCTL" ps "$HOLD_PID"
+	assert_line --index 0 --regexp '^ *PID +COMM +POLICY +ANONHUGE_KIB +FAULT_ALLOC'
+	assert_line --index 1 --regexp "^ *$HOLD_PID +thp-touch +default +[0-9]+"
+	# and in the full list, which the biggest user heads when sorted
+	run -0 "$THPCTL" --json ps --sort=anon_huge_kib
+	run -0 jq -e --argjson p "$HOLD_PID" 'any(.[]; .pid == $p) and .[0].anon_huge_kib >= 8192
+		and (map(.pid) | unique | length) == length' <<<"$output"
+}
+
+@test "ps: kernel threads and missing PIDs named explicitly are errors" {
+	run -1 "$THPCTL" ps 2
+	assert_output --partial 'kernel thread'
+	run -1 "$THPCTL" ps 4194304
+	assert_output --partial 'no process with PID 4194304'
+	run -2 "$THPCTL" ps --sort=nothing
+}
+
+# ---- policy ----
+
+@test "policy: read and set another process's policy" {
+	thp_set enabled madvise
+	hold_start --size 2
+	run -0 "$THPCTL" policy "$HOLD_PID"
+	assert_line --regexp '^policy: +default$'
+	run -0 "$THPCTL" policy "$HOLD_PID" advise
+	assert_line --regexp '^policy: +advise$'
+	[ "$(cat "/proc/$HOLD_PID/thp_policy")" = advise ] || fail "kernel says $(cat "/proc/$HOLD_PID/thp_policy")"
+	run -0 "$THPCTL" --json policy "$HOLD_PID"
+	jq -e '.policy == "advise" and .comm == "thp-touch"' <<<"$output"
+	run -2 "$THPCTL" policy "$HOLD_PID" sometimes
+	run -1 "$THPCTL" policy 4194304
+}
+
+@test "policy: setting needs privilege (exit 1, EPERM reported)" {
+	command -v setpriv >/dev/null || skip "no setpriv"
+	hold_start --size 2
+	run -1 setpriv --reuid=65534 --regid=65534 --clear-groups "$THPCTL" policy "$HOLD_PID" never
+	assert_output --partial "/proc/$HOLD_PID/thp_policy"
+	[ "$(cat "/proc/$HOLD_PID/thp_policy")" = default ] || fail "policy changed"
+}
