@@ -1,0 +1,89 @@
+# libFuzzer targets (clang, -fsanitize=fuzzer,address,undefined) for every
+# parser that reads untrusted or administrator text:
+#   proto   the thpd socket protocol (lib/thp-proto.c)
+#   mode    libthp's word and sysfs/procfs text parsers (lib/thp-mode.c, thp-sysfs.c, thp-proc.c)
+#   config  thpd.conf and drop-ins, and rule matching (daemon/config.c, rules.c)
+#   state   thpd's state file, /proc/cmdline, /proc/PID/cgroup (daemon/persist.c, thpd-core.c, rules.c)
+# Each runs from its committed corpus fuzz/corpus/NAME (new inputs go to
+# build/fuzz/work/NAME, never into the repository).
+#
+#   make fuzz               FUZZ_SECONDS (default 30) per target
+#   make fuzz-smoke         the corpus, then FUZZ_SMOKE_SECONDS (default 5) per target
+#   make fuzz-NAME          one target
+# A crash (or a leak, a sanitizer report, a 10 s timeout) fails the run; the
+# input is kept in build/fuzz/artifacts/ and the command to replay it printed.
+
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 30
+FUZZ_SMOKE_SECONDS ?= 5
+FUZZ_TARGETS := proto mode config state
+FUZZ_OUT := build/fuzz
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
+FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-DTHP_VERSION='"$(VERSION)"' -Ilib -Idaemon $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+# daemon/sources.c embeds struct cn_msg (netlink connector), fine for gcc
+FUZZ_CFLAGS += -Wno-gnu-variable-sized-type-not-at-end -MMD -MP
+
+# code under test: coverage instrumentation without libFuzzer's main
+$(FUZZ_OUT)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -c $< -o $@
+
+FUZZ_LIB_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(wildcard lib/*.c))
+FUZZ_DAEMON_OBJS := $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(THPD_SRCS))
+
+FUZZ_OBJS_proto := $(FUZZ_LIB_OBJS)
+FUZZ_OBJS_mode := $(FUZZ_LIB_OBJS)
+FUZZ_OBJS_config := $(FUZZ_DAEMON_OBJS) $(FUZZ_LIB_OBJS)
+FUZZ_OBJS_state := $(FUZZ_DAEMON_OBJS) $(FUZZ_LIB_OBJS)
+
+.SECONDEXPANSION:
+$(FUZZ_OUT)/fuzz-%: $(FUZZ_OUT)/obj/fuzz/fuzz-%.o $$(FUZZ_OBJS_$$*)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(THP_LIBS)
+
+FUZZ_BINS := $(FUZZ_TARGETS:%=$(FUZZ_OUT)/fuzz-%)
+
+fuzz-build: $(FUZZ_BINS)
+
+# run-fuzz NAME SECONDS: fuzz from the committed corpus, print the executions
+define run-fuzz
+	@mkdir -p $(FUZZ_OUT)/work/$(1) $(FUZZ_OUT)/artifacts $(FUZZ_OUT)/logs
+	@log=$(FUZZ_OUT)/logs/$(1).log; \
+	dict=; [ -f fuzz/$(1).dict ] && dict=-dict=fuzz/$(1).dict; \
+	if $(FUZZ_OUT)/fuzz-$(1) -max_total_time=$(2) -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 -artifact_prefix=$(FUZZ_OUT)/artifacts/$(1)- $$dict \
+		$(FUZZ_OUT)/work/$(1) fuzz/corpus/$(1) >$$log 2>&1; then \
+		execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log); \
+		cov=$$(grep -o 'cov: [0-9]*' $$log | tail -1); \
+		corpus=$$(ls fuzz/corpus/$(1) $(FUZZ_OUT)/work/$(1) | grep -vc -e '^$$' -e ':$$'); \
+		echo "fuzz: $(1): $$execs executions in $(2) s, $$cov, corpus $$corpus inputs, 0 crashes"; \
+	else \
+		echo "fuzz: $(1): FAILED (log: $$log)"; \
+		grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|artifact_prefix|Test unit written)' $$log | head -8; \
+		echo "replay: $(FUZZ_OUT)/fuzz-$(1) $(FUZZ_OUT)/artifacts/$(1)-*"; \
+		exit 1; \
+	fi
+endef
+
+# every committed corpus input once: a regression test, about a second
+define run-corpus
+	@$(FUZZ_OUT)/fuzz-$(1) -runs=0 fuzz/corpus/$(1) >$(FUZZ_OUT)/logs/$(1)-corpus.log 2>&1 || \
+		{ echo "fuzz: $(1): a corpus input fails (log: $(FUZZ_OUT)/logs/$(1)-corpus.log)"; \
+		  grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error)' $(FUZZ_OUT)/logs/$(1)-corpus.log | head -8; exit 1; }
+	@echo "fuzz: $(1): $$(ls fuzz/corpus/$(1) | wc -l) corpus inputs replayed, 0 crashes"
+endef
+
+# one target each, in order (a crash stops the run)
+$(FUZZ_TARGETS:%=fuzz-%): fuzz-%: $(FUZZ_OUT)/fuzz-%
+	$(call run-fuzz,$*,$(FUZZ_SECONDS))
+
+$(FUZZ_TARGETS:%=fuzz-smoke-%): fuzz-smoke-%: $(FUZZ_OUT)/fuzz-%
+	@mkdir -p $(FUZZ_OUT)/logs
+	$(call run-corpus,$*)
+	$(call run-fuzz,$*,$(FUZZ_SMOKE_SECONDS))
+
+fuzz: $(FUZZ_TARGETS:%=fuzz-%)
+
+fuzz-smoke: $(FUZZ_TARGETS:%=fuzz-smoke-%)
+
+.PHONY: fuzz fuzz-smoke fuzz-build $(FUZZ_TARGETS:%=fuzz-%) $(FUZZ_TARGETS:%=fuzz-smoke-%)
