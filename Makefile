@@ -13,6 +13,8 @@
 #   make checkpatch scripts/checkpatch.pl --strict on every patch of the series
 #   make install    DESTDIR=, PREFIX=
 
+SHELL := /bin/bash
+
 PREFIX ?= /usr/local
 BINDIR ?= $(PREFIX)/bin
 SBINDIR ?= $(PREFIX)/sbin
