@@ -1,0 +1,166 @@
+#!/usr/bin/env bats
+# thpd as a systemd service: start with the configuration applied, restore
+# on stop, crash and watchdog restarts, socket activation, least privilege.
+
+load helpers
+load thpd
+
+setup_file() {
+	thpd_setup_file
+}
+
+teardown_file() {
+	thpd_teardown_file
+}
+
+setup() {
+	thpd_reset
+	thp_set enabled madvise
+	thp_set defrag madvise
+}
+
+@test "start: active (running) with the configuration applied" {
+	local before
+	before=$(cat "$THP/khugepaged/pages_to_scan")
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=always
+		Defrag=defer
+		KhugepagedPagesToScan=1234
+	EOF
+	local mark
+	mark=$(journal_mark)
+	thpd_start
+	run -0 systemctl status thpd.service --no-pager
+	assert_output --partial "active (running)"
+	assert_equal "$(thp_get enabled)" always
+	assert_equal "$(thp_get defrag)" defer
+	assert_equal "$(cat "$THP/khugepaged/pages_to_scan")" 1234
+	run -0 journal_since "$mark" THPD_EVENT=started -o cat
+	assert_output --partial "enabled=always defrag=defer"
+	[ "$before" != 1234 ] || skip "pages_to_scan was already 1234"
+}
+
+@test "stop restores what thpd changed (RestoreOnStop=yes, the default)" {
+	local before
+	before=$(cat "$THP/khugepaged/pages_to_scan")
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=never
+		Defrag=never
+		KhugepagedPagesToScan=777
+	EOF
+	thpd_start
+	assert_equal "$(thp_get enabled)" never
+	thpd_stop
+	assert_equal "$(thp_get enabled)" madvise
+	assert_equal "$(thp_get defrag)" madvise
+	assert_equal "$(cat "$THP/khugepaged/pages_to_scan")" "$before"
+}
+
+@test "RestoreOnStop=no leaves the settings in place" {
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=never
+		RestoreOnStop=no
+	EOF
+	thpd_start
+	thpd_stop
+	assert_equal "$(thp_get enabled)" never
+}
+
+@test "kill -9: systemd restarts thpd, the state is back, stop still restores the original" {
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=always
+	EOF
+	thpd_start
+	run -0 thpd_call '{"cmd":"enable","value":"never"}'
+	assert_output --partial '"enabled":"never"'
+	local pid
+	pid=$(thpd_pid)
+	kill -9 "$pid"
+	# RestartSec=1s; TCG is slow: allow 30 s
+	wait_until 30 bash -c "[ \"\$(systemctl show -p MainPID --value thpd)\" != $pid ] && [ \"\$(systemctl show -p MainPID --value thpd)\" != 0 ] && systemctl is-active -q thpd" ||
+		fail "thpd was not restarted after kill -9 (MainPID $(thpd_pid))"
+	run -0 systemctl show -p NRestarts --value thpd
+	[ "$output" -ge 1 ] || fail "NRestarts=$output"
+	assert_equal "$(thp_get enabled)" never
+	run -0 thpd_call '{"cmd":"status"}'
+	assert_output --partial '"persisted":{"enabled":"never"'
+	# the original from before the first start survived the crash
+	thpd_stop
+	assert_equal "$(thp_get enabled)" madvise
+}
+
+@test "kill -STOP: the watchdog restarts thpd" {
+	thpd_unit_dropin <<-EOF
+		[Service]
+		WatchdogSec=3s
+		TimeoutAbortSec=5s
+	EOF
+	thpd_start
+	local pid mark
+	pid=$(thpd_pid)
+	mark=$(journal_mark)
+	kill -STOP "$pid"
+	wait_until 40 bash -c "p=\$(systemctl show -p MainPID --value thpd); [ \"\$p\" != $pid ] && [ \"\$p\" != 0 ] && systemctl is-active -q thpd" ||
+		{ kill -CONT "$pid" 2>/dev/null; fail "the watchdog did not restart thpd (MainPID $(thpd_pid))"; }
+	run -0 journalctl --no-pager -u thpd --after-cursor="$mark" -o cat
+	assert_output --regexp "[Ww]atchdog timeout"
+}
+
+@test "the watchdog is fed while thpd idles" {
+	thpd_unit_dropin <<-EOF
+		[Service]
+		WatchdogSec=2s
+	EOF
+	thpd_start
+	local pid
+	pid=$(thpd_pid)
+	sleep 7
+	assert_equal "$(thpd_pid)" "$pid"
+	run -0 systemctl show -p NRestarts --value thpd
+	assert_output 0
+}
+
+@test "CapEff, CapPrm and CapBnd are the documented set; nothing inheritable or ambient" {
+	thpd_start
+	local pid want
+	pid=$(thpd_pid)
+	want=$(thpd_expected_capeff)
+	run -0 grep -E '^(CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' "/proc/$pid/status"
+	assert_line "CapEff:	$want"
+	assert_line "CapPrm:	$want"
+	assert_line "CapBnd:	$want"
+	assert_line "CapInh:	0000000000000000"
+	assert_line "CapAmb:	0000000000000000"
+	assert_line "NoNewPrivs:	1"
+	run -0 capsh --decode="$want"
+	echo "# thpd CapEff: $output" >&3
+}
+
+@test "thpd.socket: a connection starts thpd (socket activation)" {
+	timeout 60 systemctl start thpd.socket
+	run -1 systemctl is-active thpd.service
+	run -0 thpd_call '{"cmd":"ping"}'
+	assert_output --partial '"ok":true'
+	run -0 systemctl is-active thpd.service
+	# thpd uses the socket systemd gave it
+	run -0 journalctl --no-pager -u thpd -n 50 -o cat
+	refute_output --partial "Cannot listen"
+}
+
+@test "READY=1 comes after the self-check: an unwritable sysfs fails the start" {
+	thpd_unit_dropin <<-EOF
+		[Service]
+		ReadOnlyPaths=/sys/kernel/mm/transparent_hugepage
+	EOF
+	local mark
+	mark=$(journal_mark)
+	run timeout 60 systemctl start thpd.service
+	assert_failure
+	run -0 journal_since "$mark" -o cat
+	assert_output --partial "Cannot write /sys/kernel/mm/transparent_hugepage/enabled"
+	assert_equal "$(thp_get enabled)" madvise
+}

@@ -1,0 +1,164 @@
+#!/usr/bin/env bats
+# thpd's configuration: drop-ins override the file in lexical order,
+# warnings carry file:line, an unusable configuration fails the start
+# with file:line in the journal, a bad reload keeps the last good one.
+
+load helpers
+load thpd
+
+setup_file() {
+	thpd_setup_file
+}
+
+teardown_file() {
+	rm -f "$THPD_CONF_DIR/thpd.conf.d/91-bats-test.conf"
+	thpd_teardown_file
+}
+
+setup() {
+	thpd_reset
+	rm -f "$THPD_CONF_DIR/thpd.conf.d/91-bats-test.conf"
+	thp_set enabled madvise
+	thp_set defrag madvise
+}
+
+@test "drop-ins override thpd.conf, in lexical order" {
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=always
+		Defrag=defer
+	EOF
+	thpd_conf "$THPD_CONF_DIR/thpd.conf.d/91-bats-test.conf" <<-EOF
+		[Global]
+		Mode=madvise
+	EOF
+	thpd_conf "$THPD_DROPIN" <<-EOF
+		[Global]
+		Mode=never
+		Defrag=always
+	EOF
+	thpd_start
+	# 91 comes after 90: Mode from 91, Defrag from 90
+	assert_equal "$(thp_get enabled)" madvise
+	assert_equal "$(thp_get defrag)" always
+}
+
+@test "a numeric Mode= sets enabled and defrag; Defrag= after it wins" {
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=2
+	EOF
+	thpd_start
+	assert_equal "$(thp_get enabled)" always
+	assert_equal "$(thp_get defrag)" always
+	thpd_stop
+	thpd_conf "$THPD_DROPIN" <<-EOF
+		[Global]
+		Defrag=defer+madvise
+	EOF
+	thpd_start
+	assert_equal "$(thp_get enabled)" always
+	assert_equal "$(thp_get defrag)" defer+madvise
+}
+
+@test "unknown keys and bad values: warnings with file:line, the rest applies" {
+	thpd_conf "$THPD_DROPIN" <<-EOF
+		[Global]
+		Mode=never
+		Frobnicate=yes
+		KhugepagedPagesToScan=lots
+	EOF
+	local mark
+	mark=$(journal_mark)
+	thpd_start
+	assert_equal "$(thp_get enabled)" never
+	run -0 journal_since "$mark" -o cat
+	assert_output --partial "$THPD_DROPIN:3: unknown key Frobnicate= in [Global], ignored"
+	assert_output --partial "$THPD_DROPIN:4: invalid KhugepagedPagesToScan=lots, ignored"
+}
+
+@test "start with an unusable configuration fails with file:line in the journal" {
+	thpd_conf "$THPD_DROPIN" <<-EOF
+		[Global]
+
+		Mode=sometimes
+	EOF
+	local mark
+	mark=$(journal_mark)
+	run timeout 60 systemctl start thpd.service
+	assert_failure
+	run -0 systemctl show -p Result --value thpd.service
+	assert_output exit-code
+	run -0 systemctl show -p ExecMainStatus --value thpd.service
+	assert_output 3
+	run -0 journal_since "$mark" -o cat
+	assert_output --partial "$THPD_DROPIN:3: invalid Mode=sometimes"
+	assert_output --partial "unusable, not starting"
+	assert_equal "$(thp_get enabled)" madvise
+}
+
+@test "reload with a broken configuration keeps the last good one" {
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=always
+	EOF
+	thpd_start
+	local pid mark
+	pid=$(thpd_pid)
+	thpd_conf "$THPD_DROPIN" <<-EOF
+		[Global]
+		Mode=never
+		Defrag=sometimes
+	EOF
+	mark=$(journal_mark)
+	run -0 timeout 60 systemctl reload thpd.service
+	wait_until 10 bash -c "journalctl --no-pager -u thpd --after-cursor='$mark' THPD_EVENT=reload-failed | grep -q ."
+	run -0 journal_since "$mark" -o cat
+	assert_output --partial "$THPD_DROPIN:3: invalid Defrag=sometimes"
+	assert_output --partial "keeping the last good configuration"
+	assert_equal "$(thpd_pid)" "$pid"
+	run -0 systemctl is-active thpd.service
+	assert_equal "$(thp_get enabled)" always
+	# the socket's reload says so too
+	run -0 thpd_call '{"cmd":"reload"}'
+	assert_output --regexp '"ok":false.*"errno":22'
+}
+
+@test "reload with a good configuration applies it" {
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=always
+	EOF
+	thpd_start
+	local pid
+	pid=$(thpd_pid)
+	thpd_conf "$THPD_DROPIN" <<-EOF
+		[Global]
+		Mode=never
+	EOF
+	run -0 timeout 60 systemctl reload thpd.service
+	wait_until 10 bash -c '[ "$(cat /sys/kernel/mm/transparent_hugepage/enabled)" = "always madvise [never]" ]' ||
+		fail "enabled is $(thp_get enabled) after reload"
+	assert_equal "$(thpd_pid)" "$pid"
+	# and through the socket
+	thpd_conf "$THPD_DROPIN" <<-EOF
+		[Global]
+		Mode=madvise
+	EOF
+	run -0 thpd_call '{"cmd":"reload"}'
+	assert_output '{"ok":true}'
+	assert_equal "$(thp_get enabled)" madvise
+}
+
+@test "a persisted setting beats Mode= of the configuration" {
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=always
+	EOF
+	thpd_start
+	run -0 thpd_call '{"cmd":"enable","value":"never"}'
+	run -0 timeout 60 systemctl restart thpd.service
+	assert_equal "$(thp_get enabled)" never
+	run -0 journalctl --no-pager -u thpd -n 20 -o cat THPD_EVENT=started
+	assert_output --partial "Mode from persisted state"
+}

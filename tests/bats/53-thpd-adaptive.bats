@@ -1,0 +1,145 @@
+#!/usr/bin/env bats
+# thpd's adaptive switching: memory pressure in a cgroup (PSI trigger) and
+# fragmentation (buddyinfo) step down, a calm period steps up again, every
+# switch logged with FROM=, TO=, REASON= and counted.
+
+load helpers
+load thpd
+
+setup_file() {
+	thpd_setup_file
+	[ -e /proc/pressure/memory ] || skip "no /proc/pressure/memory (CONFIG_PSI)"
+}
+
+teardown_file() {
+	thpd_teardown_file
+}
+
+setup() {
+	thpd_reset
+	thp_set enabled madvise
+	thp_set defrag madvise
+}
+
+# journal entries of one THPD_EVENT after a cursor, as TIMESTAMP MESSAGE
+events_since() {
+	journalctl --no-pager -u thpd.service --after-cursor="$1" THPD_EVENT="$2" \
+		-o json --output-fields=__REALTIME_TIMESTAMP,MESSAGE,FROM,TO,REASON
+}
+
+@test "memory pressure in a cgroup: step-down logged within 2 s, step-up after the calm period" {
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=always
+		Defrag=madvise
+		[Adaptive]
+		Enabled=yes
+		PressureType=some
+		PressureThresholdUSec=100000
+		PressureWindowUSec=1000000
+		MinFreeBlocks=0
+		StepDownMode=madvise
+		StepDownDefrag=defer
+		CalmSec=4
+		CheckIntervalSec=1
+	EOF
+	thpd_start
+	assert_equal "$(thp_get enabled)" always
+	local mark t0 ts down up
+	mark=$(journal_mark)
+	t0=$(date +%s%6N)
+	# no swap: anonymous memory beyond MemoryHigh= cannot be reclaimed, the
+	# task is throttled, which is a memory stall (PSI "some")
+	timeout 8 systemd-run --quiet --scope -p MemoryHigh=16M -p MemorySwapMax=0 \
+		"$THP_HELPERS/thp-touch" --size 128 >/dev/null 2>&1 &
+	local stress=$!
+	wait_until 15 bash -c "journalctl --no-pager -u thpd --after-cursor='$mark' THPD_EVENT=step-down | grep -q ." ||
+		{ wait $stress; fail "no step-down within 15 s of memory pressure"; }
+	down=$(events_since "$mark" step-down | head -1)
+	ts=$(jq -r .__REALTIME_TIMESTAMP <<<"$down")
+	echo "# step-down $(((ts - t0) / 1000)) ms after the pressure started: $(jq -r .MESSAGE <<<"$down")" >&3
+	[ $((ts - t0)) -le 2000000 ] || fail "step-down took $(((ts - t0) / 1000)) ms (> 2 s)"
+	assert_equal "$(jq -r .FROM <<<"$down")" "mode=1 enabled=always defrag=madvise"
+	assert_equal "$(jq -r .TO <<<"$down")" "mode=0 enabled=madvise defrag=defer"
+	[[ $(jq -r .REASON <<<"$down") == "memory pressure"* ]] || fail "REASON=$(jq -r .REASON <<<"$down")"
+	assert_equal "$(thp_get enabled)" madvise
+	assert_equal "$(thp_get defrag)" defer
+	run -0 thpd_call '{"cmd":"status"}'
+	assert_output --partial '"state":"stepped-down","switches":1'
+
+	wait $stress || true
+	# calm 4 s after the last pressure event, then step up
+	wait_until 30 bash -c "journalctl --no-pager -u thpd --after-cursor='$mark' THPD_EVENT=step-up | grep -q ." ||
+		fail "no step-up within 30 s after the pressure ended"
+	up=$(events_since "$mark" step-up | head -1)
+	echo "# $(jq -r .MESSAGE <<<"$up")" >&3
+	local last_down
+	last_down=$(events_since "$mark" step-down | tail -1 | jq -r .__REALTIME_TIMESTAMP)
+	[ $(($(jq -r .__REALTIME_TIMESTAMP <<<"$up") - last_down)) -ge 4000000 ] ||
+		fail "stepped up less than CalmSec=4 after stepping down"
+	assert_equal "$(jq -r .TO <<<"$up")" "mode=1 enabled=always defrag=madvise"
+	assert_equal "$(thp_get enabled)" always
+	assert_equal "$(thp_get defrag)" madvise
+	run -0 thpd_call '{"cmd":"status"}'
+	assert_output --partial '"state":"normal","switches":2'
+}
+
+@test "fragmentation below MinFreeBlocks steps down and stays down (hysteresis)" {
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=always
+		[Adaptive]
+		Enabled=yes
+		PressureThresholdUSec=1000000
+		PressureWindowUSec=10000000
+		MinFreeBlocks=1000000
+		CalmSec=2
+		CheckIntervalSec=1
+	EOF
+	local mark
+	mark=$(journal_mark)
+	thpd_start
+	wait_until 15 bash -c "journalctl --no-pager -u thpd --after-cursor='$mark' THPD_EVENT=step-down | grep -q ." ||
+		fail "no step-down although free blocks are far below MinFreeBlocks"
+	run -0 journal_since "$mark" THPD_EVENT=step-down -o cat
+	assert_output --regexp 'fragmentation: [0-9]+ free order-9 blocks, below 1000000'
+	assert_equal "$(thp_get enabled)" madvise
+	# calm period passes, but free blocks stay low: no step-up
+	sleep 5
+	run -0 thpd_call '{"cmd":"status"}'
+	assert_output --partial '"state":"stepped-down","switches":1'
+	assert_equal "$(thp_get enabled)" madvise
+}
+
+@test "an administrator's change while stepped down ends the step-down" {
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=always
+		[Adaptive]
+		Enabled=yes
+		MinFreeBlocks=1000000
+		CheckIntervalSec=1
+	EOF
+	thpd_start
+	wait_until 15 bash -c '[ "$(cat /sys/kernel/mm/transparent_hugepage/enabled)" = "always [madvise] never" ]' ||
+		fail "no step-down"
+	run -0 thpd_call '{"cmd":"enable","value":"never"}'
+	assert_output --partial '"enabled":"never"'
+	run -0 journalctl --no-pager -u thpd -n 10 -o cat THPD_EVENT=override
+	assert_output --partial "back to normal"
+}
+
+@test "adaptive off: pressure changes nothing" {
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=always
+	EOF
+	thpd_start
+	local mark
+	mark=$(journal_mark)
+	timeout 4 systemd-run --quiet --scope -p MemoryHigh=16M -p MemorySwapMax=0 \
+		"$THP_HELPERS/thp-touch" --size 64 >/dev/null 2>&1 || true
+	assert_equal "$(thp_get enabled)" always
+	run -0 journal_since "$mark" THPD_EVENT=step-down -o cat
+	assert_output ""
+}

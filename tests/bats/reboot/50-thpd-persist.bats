@@ -1,0 +1,36 @@
+#!/usr/bin/env bats
+# After the reboot: thpd was started by systemd at boot and put back what
+# was set through its socket before the reboot (69-thpd-reboot-prep.bats).
+# Cleans up everything that suite left behind.
+
+load ../helpers
+load ../thpd
+
+MARK=/var/lib/thp-stack-tests/thpd-reboot-expected
+
+setup_file() {
+	[ -e "$MARK" ] || skip "69-thpd-reboot-prep.bats did not run before the reboot"
+	EXPECTED=$(cat "$MARK")
+	export EXPECTED
+}
+
+teardown_file() {
+	timeout 60 systemctl disable --now thpd.service thpd.socket || true
+	rm -f "$MARK" "$THPD_STATE"
+	rmdir /var/lib/thp-stack-tests 2>/dev/null || true
+	systemctl reset-failed thpd.service thpd.socket 2>/dev/null || true
+}
+
+@test "thpd is active (running) after boot, started by systemd" {
+	run -0 systemctl is-active thpd.service
+	run -0 systemctl status thpd.service --no-pager
+	assert_output --partial "active (running)"
+	run -0 journalctl --no-pager -b -u thpd -o cat THPD_EVENT=started
+	assert_output --partial "Mode from persisted state"
+}
+
+@test "the setting made through the socket before the reboot is back" {
+	assert_equal "$(thp_get enabled)" "$EXPECTED"
+	run -0 thpd_call '{"cmd":"status"}'
+	assert_output --partial "\"persisted\":{\"enabled\":\"$EXPECTED\""
+}

@@ -1,0 +1,116 @@
+# Shared by the thpd suites (50-69): `load helpers` then `load thpd`.
+# shellcheck shell=bash
+#
+# Every suite starts and ends with thpd and thpd.socket stopped, no test
+# configuration or unit drop-ins, no persisted state and the THP knobs as
+# they were: thpd_setup_file / thpd_teardown_file.
+
+THPD_CONF_DIR=/etc/thpd
+THPD_DROPIN=$THPD_CONF_DIR/thpd.conf.d/90-bats-test.conf
+THPD_UNIT_DROPIN_DIR=/run/systemd/system/thpd.service.d
+THPD_UNIT_DROPIN=$THPD_UNIT_DROPIN_DIR/90-bats-test.conf
+THPD_STATE=/var/lib/thpd/state
+THPD_CLIENT=$THP_HELPERS/thpd-client
+
+thpd_setup_file() {
+	[ -x /usr/local/sbin/thpd ] || skip "thpd is not installed"
+	thpd_stop
+	thp_save_knobs
+	mkdir -p "$THPD_CONF_DIR/thpd.conf.d"
+	# the suite owns thpd.conf while it runs; keep the installed one
+	if [ -e "$THPD_CONF_DIR/thpd.conf" ]; then
+		cp -a "$THPD_CONF_DIR/thpd.conf" "$BATS_FILE_TMPDIR/thpd.conf.orig"
+	fi
+	: >"$THPD_CONF_DIR/thpd.conf"
+	rm -f "$THPD_STATE" "$THPD_DROPIN"
+	systemctl reset-failed thpd.service thpd.socket 2>/dev/null || true
+}
+
+thpd_teardown_file() {
+	thpd_stop
+	rm -f "$THPD_DROPIN" "$THPD_STATE" "$THPD_UNIT_DROPIN"
+	rmdir "$THPD_UNIT_DROPIN_DIR" 2>/dev/null || true
+	timeout 60 systemctl daemon-reload
+	if [ -e "$BATS_FILE_TMPDIR/thpd.conf.orig" ]; then
+		cp -a "$BATS_FILE_TMPDIR/thpd.conf.orig" "$THPD_CONF_DIR/thpd.conf"
+	fi
+	systemctl reset-failed thpd.service thpd.socket 2>/dev/null || true
+	thp_restore_knobs
+}
+
+# per test: nothing running, no test configuration, no persisted state
+thpd_reset() {
+	thpd_stop
+	rm -f "$THPD_DROPIN" "$THPD_STATE"
+	: >"$THPD_CONF_DIR/thpd.conf"
+	if [ -e "$THPD_UNIT_DROPIN" ]; then
+		rm -f "$THPD_UNIT_DROPIN"
+		timeout 60 systemctl daemon-reload
+	fi
+	systemctl reset-failed thpd.service thpd.socket 2>/dev/null || true
+}
+
+thpd_stop() {
+	timeout 60 systemctl stop thpd.service thpd.socket || true
+}
+
+thpd_start() {
+	timeout 60 systemctl start thpd.service || {
+		journalctl -u thpd -n 30 --no-pager >&3
+		fail "systemctl start thpd failed"
+	}
+}
+
+thpd_pid() {
+	systemctl show -p MainPID --value thpd.service
+}
+
+# thpd_conf FILE <<EOF ... : write a configuration file
+thpd_conf() {
+	cat >"$1"
+}
+
+# thpd_unit_dropin <<EOF ... : a runtime unit drop-in, gone at reboot
+thpd_unit_dropin() {
+	mkdir -p "$THPD_UNIT_DROPIN_DIR"
+	cat >"$THPD_UNIT_DROPIN"
+	timeout 60 systemctl daemon-reload
+}
+
+thpd_call() {
+	timeout 15 "$THPD_CLIENT" "$@"
+}
+
+# a journal cursor to look at what happens after this point
+journal_mark() {
+	journalctl -n 0 --show-cursor --no-pager 2>/dev/null | sed -n 's/^-- cursor: //p'
+}
+
+# journal_since CURSOR [journalctl args...]: thpd's entries after CURSOR
+journal_since() {
+	local c=$1
+	shift
+	journalctl --no-pager -u thpd.service --after-cursor="$c" "$@"
+}
+
+# wait_until SECONDS CMD...: poll CMD every 0.1 s until it succeeds
+wait_until() {
+	local t=$1 end
+	shift
+	end=$(($(date +%s%N) + t * 1000000000))
+	while [ "$(date +%s%N)" -lt "$end" ]; do
+		"$@" >/dev/null 2>&1 && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# the documented capability set (thpd(8), SECURITY)
+thpd_expected_capeff() {
+	if [ -e /proc/self/thp_policy ]; then
+		# CAP_NET_ADMIN(12) CAP_SYS_PTRACE(19) CAP_SYS_ADMIN(21) CAP_SYS_RESOURCE(24)
+		echo 0000000001281000
+	else
+		echo 0000000001000000
+	fi
+}
