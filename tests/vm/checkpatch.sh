@@ -1,0 +1,66 @@
+#!/bin/bash
+# Run the kernel's scripts/checkpatch.pl --strict on every patch of
+# kernel/sysfs-thp.patch, inside a pristine tree of the linux-source-6.1
+# package this machine has (unpacked once into $THP_CACHE/checkpatch/ and
+# reused while the package version is the same).
+#
+# Prints one line per patch: "ok|FAIL NN subject (E errors, W warnings,
+# C checks)", the checkpatch report of every failing patch, and exits 1 if
+# any patch has an error, a warning or a check (2 on setup trouble).
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cache=${THP_CACHE:-/var/cache/thp-stack}
+series=${1:-$top/kernel/sysfs-thp.patch}
+tarball=/usr/src/linux-source-6.1.tar.xz
+
+die() { echo "checkpatch: $*" >&2; exit 2; }
+
+[ -f "$series" ] || die "$series missing"
+[ -f "$tarball" ] || die "$tarball missing; run 'make deps'"
+command -v git >/dev/null || die "git missing; run 'make deps'"
+version=$(dpkg-query -W -f='${Version}' linux-source-6.1) || die "linux-source-6.1 not installed"
+
+tree=$cache/checkpatch/linux-source-6.1-$version
+if [ ! -f "$tree/.thp-unpacked" ]; then
+	mkdir -p "$cache/checkpatch"
+	tmp=$(mktemp -d "$cache/checkpatch/unpack.XXXXXX")
+	trap 'rm -rf "$tmp"' EXIT
+	echo "checkpatch: unpacking linux-source-6.1 $version" >&2
+	tar -C "$tmp" -xf "$tarball"
+	rm -rf "$tree"
+	mv "$tmp/linux-source-6.1" "$tree"
+	touch "$tree/.thp-unpacked"
+	rm -rf "$tmp"
+	trap - EXIT
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+n=$(git mailsplit -o"$work" "$series")
+[ "$n" -gt 0 ] || die "no patches in $series"
+
+bad=0
+for p in "$work"/*; do
+	subj=$(sed -n 's/^Subject: \(\[PATCH[^]]*\] \)\?//p' "$p" | head -1)
+	# checkpatch exits non-zero on errors and warnings but not on checks:
+	# judge by its summary line
+	report=$(cd "$tree" && perl scripts/checkpatch.pl --strict --no-color "$p" 2>&1) || true
+	total=$(grep -E '^total: [0-9]+ errors, [0-9]+ warnings, ([0-9]+ checks, )?[0-9]+ lines checked' <<<"$report" || true)
+	if [[ $total =~ ^total:\ ([0-9]+)\ errors,\ ([0-9]+)\ warnings,\ ([0-9]+)\ checks ]]; then
+		e=${BASH_REMATCH[1]} w=${BASH_REMATCH[2]} c=${BASH_REMATCH[3]}
+	else
+		echo "FAIL $(basename "$p") $subj (no checkpatch summary)"
+		echo "$report" | sed 's/^/    /'
+		bad=1
+		continue
+	fi
+	if [ "$e" -eq 0 ] && [ "$w" -eq 0 ] && [ "$c" -eq 0 ]; then
+		echo "ok   $(basename "$p") $subj (0 errors, 0 warnings, 0 checks)"
+	else
+		echo "FAIL $(basename "$p") $subj ($e errors, $w warnings, $c checks)"
+		echo "$report" | sed 's/^/    /'
+		bad=1
+	fi
+done
+exit $bad
