@@ -1,0 +1,55 @@
+#!/usr/bin/env bats
+# cli/thpctl.bash-completion: what TAB offers at each position.
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+
+# comp WORD...: the completions for the last word (may be '')
+comp() {
+	# shellcheck disable=SC1091
+	source "$BATS_TEST_DIRNAME/../../cli/thpctl.bash-completion"
+	COMP_WORDS=("$@")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMPREPLY=()
+	_thpctl thpctl "${COMP_WORDS[-1]}" "${COMP_WORDS[-2]}"
+	echo "${COMPREPLY[*]}"
+}
+
+@test "verbs and global options" {
+	run -0 comp thpctl ''
+	assert_output 'status enable defrag run ps policy'
+	run -0 comp thpctl p
+	assert_output 'ps policy'
+	run -0 comp thpctl --
+	assert_output '--json --help --version'
+	run -0 comp thpctl --json st
+	assert_output 'status'
+}
+
+@test "values of enable, defrag, policy" {
+	run -0 comp thpctl enable ''
+	assert_output 'always madvise never 0 1 2'
+	run -0 comp thpctl defrag def
+	assert_output 'defer defer+madvise'
+	run -0 comp thpctl policy $$ ''
+	assert_output 'default advise never'
+	run -0 comp thpctl policy "$$"
+	assert_output --regexp "(^| )$$"'( |$)'
+}
+
+@test "run: its options, then the command" {
+	run -0 comp thpctl run --n
+	assert_output '--never'
+	run -0 comp thpctl run -- bas
+	assert_output --regexp '(^| )bash( |$)'
+	run -0 comp thpctl run --advise bas
+	assert_output --regexp '(^| )bash( |$)'
+}
+
+@test "ps --sort fields" {
+	run -0 comp thpctl ps --sort anon
+	assert_output 'anon_huge_kib'
+	run -0 comp thpctl ps --sort thp_pmd
+	assert_output 'thp_pmd_mapped'
+}
