@@ -497,3 +497,87 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	assert_output --partial 'per-process THP policy is not supported by this kernel'
 	run -2 "$THPCTL" policy 100 advise
 }
+
+# ---- the thpd client side, against a scripted peer ----
+# Not a thpd: a SOCK_SEQPACKET listener that records each request and sends
+# a canned reply (or none), to check thpctl's side of the protocol: what it
+# sends, how it reads answers, refusals and silence. The real daemon is
+# tested end to end by the thpd suites.
+
+# peer REPLY_JSON|silent: serve one connection on $THPD_SOCKET
+peer() {
+	command -v python3 >/dev/null || skip "no python3 for the scripted peer"
+	rm -f "$THPD_SOCKET"
+	python3 - "$THPD_SOCKET" "$1" "$BATS_TEST_TMPDIR/request" 3>&- <<'PY' &
+import socket, sys, time
+path, reply, log = sys.argv[1:4]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.bind(path)
+s.listen(1)
+s.settimeout(30)
+c, _ = s.accept()
+req = c.recv(8192)
+open(log, "wb").write(req)
+if reply == "silent":
+    time.sleep(8)
+else:
+    c.send(reply.encode())
+c.close()
+PY
+	PEER=$!
+	timeout 10 bash -c 'until [ -S "$1" ]; do sleep 0.05; done' _ "$THPD_SOCKET" ||
+		fail "scripted peer did not start"
+}
+
+@test "enable through thpd: request framing, and no sysfs write by thpctl" {
+	fake_tree stock
+	peer '{"ok": true, "enabled": "always", "defrag": "always", "mode": "2"}'
+	run -0 --separate-stderr "$THPCTL" enable 2
+	wait "$PEER"
+	run -0 jq -e '. == {"cmd": "enable", "value": "2"}' "$BATS_TEST_TMPDIR/request"
+	assert_equal "$(knob enabled)" 'always [madvise] never'
+}
+
+@test "enable through thpd: output says thpd did it" {
+	fake_tree patched
+	peer '{"ok": true, "enabled": "madvise", "defrag": "madvise", "mode": "0"}'
+	run -0 "$THPCTL" enable madvise
+	wait "$PEER"
+	assert_output 'enabled=madvise defrag=madvise mode=0 (set by thpd, which keeps it)'
+}
+
+@test "thpd refusing a change: its message, exit 1, no fallback to sysfs" {
+	fake_tree patched
+	peer '{"ok": false, "error": "permission denied: not in AdminGroup", "errno": 1}'
+	run -1 "$THPCTL" defrag never
+	wait "$PEER"
+	assert_output --partial "thpd refused 'defrag never': permission denied: not in AdminGroup"
+	assert_equal "$(knob defrag)" 'always defer defer+madvise [madvise] never'
+}
+
+@test "status with thpd answering: its state under thpd" {
+	fake_tree patched
+	peer '{"ok": true, "version": "0.1.0", "enabled": "madvise", "mode": "0", "defrag": "madvise",
+		"adaptive": {"enabled": true, "state": "normal", "switches": 0, "reason": ""},
+		"rules": 2, "rules_applied": 5, "persisted": null,
+		"kernel_features": {"mode_file": true, "thp_policy": true}}'
+	run -0 "$THPCTL" status --json
+	wait "$PEER"
+	echo "$output" | jq -e '.thpd.version == "0.1.0" and .thpd.rules_applied == 5
+		and .thpd.adaptive.state == "normal" and (.thpd | has("ok") | not)'
+	run -0 jq -e '. == {"cmd": "status"}' "$BATS_TEST_TMPDIR/request"
+}
+
+@test "thpd answering garbage or nothing: reported, exit 1" {
+	fake_tree patched
+	peer 'not json'
+	run -1 "$THPCTL" enable 1
+	wait "$PEER"
+	assert_output --partial 'talking to thpd'
+	assert_output --partial 'Bad message'
+	peer silent
+	run -1 "$THPCTL" enable 1
+	assert_output --partial 'did not answer'
+	kill "$PEER" 2>/dev/null || true
+	assert_equal "$(knob enabled)" 'always [madvise] never'
+}
