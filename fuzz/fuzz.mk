@@ -55,8 +55,8 @@ define run-fuzz
 		$(FUZZ_OUT)/work/$(1) fuzz/corpus/$(1) >$$log 2>&1; then \
 		execs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $$log); \
 		cov=$$(grep -o 'cov: [0-9]*' $$log | tail -1); \
-		corpus=$$(ls fuzz/corpus/$(1) $(FUZZ_OUT)/work/$(1) | grep -vc -e '^$$' -e ':$$'); \
-		echo "fuzz: $(1): $$execs executions in $(2) s, $$cov, corpus $$corpus inputs, 0 crashes"; \
+		kept=$$(ls fuzz/corpus/$(1) | wc -l); found=$$(ls $(FUZZ_OUT)/work/$(1) | wc -l); \
+		echo "fuzz: $(1): $$execs executions in $(2) s, $$cov, corpus $$kept committed + $$found found, 0 crashes"; \
 	else \
 		echo "fuzz: $(1): FAILED (log: $$log)"; \
 		grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error|artifact_prefix|Test unit written)' $$log | head -8; \
