@@ -64,6 +64,7 @@ include lib/lib.mk
 -include bench/bench.mk
 -include tests/host/host.mk
 -include man/man.mk
+-include fuzz/fuzz.mk
 
 programs: $(PROGRAMS) $(HELPERS)
 
