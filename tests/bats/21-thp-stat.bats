@@ -1,0 +1,149 @@
+#!/usr/bin/env bats
+# /proc/<pid>/thp_stat (kernel patch 2): per-mm THP events counted where the
+# /proc/vmstat events are, thp_pmd_mapped from the page tables, zero for a
+# forked child and after exec, shared by threads, readable like smaps.
+
+load helpers
+
+setup_file() {
+	thp_save_knobs
+	echo 10000 >"$THP/khugepaged/scan_sleep_millisecs"
+	echo 3 >/proc/sys/vm/drop_caches
+	echo 1 >/proc/sys/vm/compact_memory
+}
+
+teardown_file() {
+	thp_restore_knobs
+}
+
+setup() {
+	[ -e /proc/self/thp_stat ] || skip "kernel without /proc/<pid>/thp_stat"
+}
+
+teardown() {
+	if [ -n "${HELD:-}" ]; then
+		kill "$HELD" 2>/dev/null || true
+		wait "$HELD" 2>/dev/null || true
+	fi
+
+}
+
+# field NAME FILE: value of NAME in a "name value" file
+field() {
+	awk -v k="$1" '$1 == k { print $2; f = 1 } END { exit !f }' "$2"
+}
+
+@test "format: the eight names of docs/abi.md, one 'name value' line each" {
+	run -0 cat /proc/self/thp_stat
+	local want="thp_fault_alloc thp_fault_fallback thp_fault_fallback_charge thp_collapse_alloc thp_collapse_alloc_failed thp_split_pmd thp_zero_page_alloc thp_pmd_mapped"
+	local got
+	got=$(awk '{ printf "%s%s", sep, $1; sep = " " }' /proc/self/thp_stat)
+	[ "$got" = "$want" ] || fail "expected names '$want', seen '$got'"
+	run awk 'NF != 2 || $2 !~ /^[0-9]+$/' /proc/self/thp_stat
+	[ -z "$output" ] || fail "malformed lines: $output"
+}
+
+@test "faults: thp_stat of the helper matches what it faulted and vmstat" {
+	thp_set enabled 1
+	run -0 "$THP_HELPERS/thp-touch" --size 16
+	assert_kv pattern = ok
+	assert_kv anon_huge_kib -eq 16384
+	# exactly 8 hugepages faulted in that region, all by this process
+	assert_kv thp_stat.thp_fault_alloc -eq 8
+	assert_kv thp_stat.thp_fault_fallback -eq 0
+	assert_kv thp_stat.thp_pmd_mapped -eq 8
+	local g
+	g=$(kv thp_fault_alloc)
+	[ "$g" -ge 8 ] || fail "global thp_fault_alloc delta expected >= 8, seen $g"
+}
+
+@test "fallback: MADV_NOHUGEPAGE region counts nothing, mode never counts nothing" {
+	thp_set enabled 1
+	run -0 "$THP_HELPERS/thp-touch" --size 8 --nohugepage
+	assert_kv pattern = ok
+	assert_kv anon_huge_kib -eq 0
+	assert_kv thp_stat.thp_fault_alloc -eq 0
+	assert_kv thp_stat.thp_pmd_mapped -eq 0
+}
+
+@test "/proc/PID/thp_stat of a running process: faults and hugepages mapped now" {
+	thp_set enabled 1
+	coproc HOLD { exec 3>&-; "$THP_HELPERS/thp-touch" --size 8 --hold; }
+	HELD=$HOLD_PID
+	local line
+	while IFS= read -r -t 120 line <&"${HOLD[0]}"; do
+		[ "$line" = ready ] && break
+	done
+	[ "$line" = ready ] || fail "thp-touch --hold did not get ready"
+	local f=/proc/$HELD/thp_stat
+	[ "$(field thp_fault_alloc "$f")" -ge 4 ] || fail "expected thp_fault_alloc >= 4, seen $(field thp_fault_alloc "$f")"
+	[ "$(field thp_pmd_mapped "$f")" -eq 4 ] || fail "expected thp_pmd_mapped 4, seen $(field thp_pmd_mapped "$f")"
+	# the task view is the same mm
+	local tf=/proc/$HELD/task/$HELD/thp_stat
+	[ "$(cat "$f")" = "$(cat "$tf")" ] || fail "task view differs: $(cat "$tf")"
+}
+
+@test "fork: the child starts at zero, but maps the parent's hugepages" {
+	thp_set enabled 0
+	run -0 "$THP_HELPERS/thp-mm" --size 8 fork
+	assert_kv parent.thp_fault_alloc -eq 4
+	assert_kv parent.thp_pmd_mapped -eq 4
+	local n
+	for n in thp_fault_alloc thp_fault_fallback thp_fault_fallback_charge \
+		thp_collapse_alloc thp_collapse_alloc_failed thp_split_pmd thp_zero_page_alloc; do
+		assert_kv "child.$n" -eq 0
+	done
+	# copy_huge_pmd() shares the huge PMDs with the child until it writes
+	assert_kv child.thp_pmd_mapped -eq 4
+	assert_kv child.pattern = ok
+	assert_kv child.exit -eq 0
+}
+
+@test "exec: a new mm starts at zero" {
+	thp_set enabled 0
+	run -0 "$THP_HELPERS/thp-mm" --size 8 exec
+	assert_kv before.thp_fault_alloc -eq 4
+	assert_kv before.thp_pmd_mapped -eq 4
+	assert_kv self.thp_fault_alloc -eq 0
+	assert_kv self.thp_pmd_mapped -eq 0
+	assert_kv self.thp_split_pmd -eq 0
+}
+
+@test "threads share their process's counters" {
+	thp_set enabled 0
+	run -0 "$THP_HELPERS/thp-mm" --size 8 threads
+	local before
+	before=$(kv before.thp_fault_alloc)
+	assert_kv process.thp_fault_alloc -eq $((before + 4))
+	assert_kv thread.thp_fault_alloc -eq $((before + 4))
+	assert_kv main.thp_fault_alloc -eq $((before + 4))
+	assert_kv process.thp_pmd_mapped -eq 4
+}
+
+@test "split: a partial munmap counts thp_split_pmd and drops thp_pmd_mapped" {
+	thp_set enabled 0
+	run -0 "$THP_HELPERS/thp-mm" --size 4 split munmap
+	assert_kv pattern = ok
+	assert_kv thp_stat.thp_split_pmd -eq 1
+	assert_kv anon_huge_kib_before -eq 4096
+	assert_kv anon_huge_kib_first -eq 0
+	assert_kv anon_huge_kib_rest -eq 2048
+}
+
+@test "access: another user cannot read root's thp_stat, root and the owner can" {
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) not in the guest"
+	coproc HOLD { exec 3>&-; "$THP_HELPERS/thp-touch" --size 2 --hold; }
+	HELD=$HOLD_PID
+	local line
+	while IFS= read -r -t 120 line <&"${HOLD[0]}"; do
+		[ "$line" = ready ] && break
+	done
+	run cat "/proc/$HELD/thp_stat"
+	[ "$status" -eq 0 ] || fail "root could not read thp_stat: $output"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups cat "/proc/$HELD/thp_stat"
+	[ "$status" -ne 0 ] || fail "uid 65534 read root's thp_stat, expected EACCES: $output"
+	[[ $output == *"Permission denied"* ]] || fail "expected 'Permission denied', seen '$output'"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups cat /proc/self/thp_stat
+	[ "$status" -eq 0 ] || fail "uid 65534 could not read its own thp_stat: $output"
+	[[ $output == *thp_fault_alloc* ]] || fail "own thp_stat unexpected: $output"
+}
