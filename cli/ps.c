@@ -284,7 +284,7 @@ int verb_ps(struct verb_args *a)
 
 int verb_policy(struct verb_args *a)
 {
-	struct json_object *o;
+	struct json_object *o, *c = NULL;
 	struct thp_state st;
 	char comm[64], path[64];
 	int policy, r;
@@ -295,7 +295,10 @@ int verb_policy(struct verb_args *a)
 	if (a->argc > 2 && thp_policy_from_name(a->argv[2]) < 0)
 		return usage_error("policy: invalid policy '%s' (expected default, advise or never)",
 				   a->argv[2]);
-	if (thp_state_read(&st) < 0 || !st.has_thp_policy) {
+	if (thp_state_read(&st) < 0)
+		st.has_thp_policy = false;
+	/* --collapse alone works on a stock kernel too */
+	if (!st.has_thp_policy && !(a->collapse && a->argc == 2)) {
 		log_error("per-process THP policy is not supported by this kernel");
 		return EXIT_USAGE;
 	}
@@ -312,14 +315,30 @@ int verb_policy(struct verb_args *a)
 			return EXIT_FAIL;
 		}
 	}
-	r = thp_policy_get(pid, &policy);
-	if (r < 0) {
-		log_error("cannot read %s: %s", full_path(path), strerror(-r));
-		return EXIT_FAIL;
-	}
 	o = json_object_new_object();
 	jadd_int(o, "pid", pid);
 	jadd_str(o, "comm", comm);
-	jadd_str(o, "policy", thp_policy_name(policy));
+	if (st.has_thp_policy) {
+		r = thp_policy_get(pid, &policy);
+		if (r < 0) {
+			json_object_put(o);
+			log_error("cannot read %s: %s", full_path(path), strerror(-r));
+			return EXIT_FAIL;
+		}
+		jadd_str(o, "policy", thp_policy_name(policy));
+	}
+	if (a->collapse) {
+		c = json_object_new_object();
+		r = thp_collapse(pid, c);
+		if (r < 0) {
+			json_object_put(c);
+			json_object_put(o);
+			return EXIT_FAIL;
+		}
+		if (o)
+			json_object_object_add(o, "collapse", c);
+		else
+			json_object_put(c);
+	}
 	return output(o, a->json) < 0 ? EXIT_FAIL : EXIT_OK;
 }

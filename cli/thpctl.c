@@ -78,7 +78,7 @@ static void help(void)
 	       " thpctl [options] defrag always|defer|defer+madvise|madvise|never\n"
 	       " thpctl [options] run [--advise|--never|--default] [--] COMMAND [ARG...]\n"
 	       " thpctl [options] ps [--sort=FIELD] [PID...]\n"
-	       " thpctl [options] policy PID [default|advise|never]\n"
+	       " thpctl [options] policy [--collapse] PID [default|advise|never]\n"
 	       "\nControl transparent hugepages (THP).\n\nCommands:\n");
 	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
 		printf("  %-8s %s\n", verbs[i].name, verbs[i].summary);
@@ -144,12 +144,12 @@ static int parse_verb_options(const struct verb *v, struct verb_args *a)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "sort", required_argument, NULL, 's' },
+		{ "collapse", no_argument, NULL, 'c' },
 		{}
 	};
 	int c;
 
-	/* keep --sort for ps and option-looking policy words out of getopt */
+	/* run and ps parse their own options */
 	if (strcmp(v->name, "run") == 0 || strcmp(v->name, "ps") == 0)
 		return 0;
 	optind = 1;
@@ -165,6 +165,11 @@ static int parse_verb_options(const struct verb *v, struct verb_args *a)
 		case 'h':
 			help();
 			return -1;
+		case 'c':
+			if (strcmp(v->name, "policy") != 0)
+				return usage_error("%s: unrecognized option '--collapse'", v->name);
+			a->collapse = true;
+			break;
 		default:
 			return usage_error("%s: unrecognized option '%s'", v->name,
 					   a->argv[optind - 1]);

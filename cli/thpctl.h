@@ -5,6 +5,7 @@
 
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <sys/types.h>
 
 /* exit codes (documented in thpctl(1)) */
 #define EXIT_OK 0
@@ -15,6 +16,7 @@ struct verb_args {
 	int argc;
 	char **argv;	/* argv[0] is the verb */
 	bool json;	/* --json */
+	bool collapse;	/* policy --collapse */
 };
 
 /* messages on stderr prefixed with "thpctl: " */
@@ -44,6 +46,9 @@ const char *thpd_socket_path(void);
  */
 int thpd_call(const char *cmd, const char *value, struct json_object **reply,
 	      const char **why);
+
+/* policy --collapse: results added to out; 0 or -errno (logged) */
+int thp_collapse(pid_t pid, struct json_object *out);
 
 int verb_status(struct verb_args *a);
 int verb_enable(struct verb_args *a);

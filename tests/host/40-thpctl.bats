@@ -74,7 +74,7 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 @test "--help goes to stdout and exits 0" {
 	run -0 --separate-stderr "$THPCTL" --help
 	assert_output --partial 'Usage:'
-	assert_output --partial 'policy PID'
+	assert_output --partial 'policy [--collapse] PID'
 	[ -z "$stderr" ]
 }
 
@@ -496,6 +496,37 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	run -2 "$THPCTL" policy 100
 	assert_output --partial 'per-process THP policy is not supported by this kernel'
 	run -2 "$THPCTL" policy 100 advise
+	run -2 "$THPCTL" policy --collapse 100 advise
+	run -2 "$THPCTL" status --collapse
+}
+
+@test "policy --collapse on this host's real kernel (MADV_COLLAPSE via process_madvise)" {
+	local pid out=$BATS_TEST_TMPDIR/holder.out
+	unset THP_ROOT
+	command -v python3 >/dev/null || skip "no python3 for a process holding memory"
+	[ -e /proc/self/thp_policy ] && skip "host has the per-process policy: covered in the guest"
+	grep -q '\[never\]' /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null &&
+		skip "THP is off on this host"
+	# 32 MiB of plain (not advised) anonymous memory, touched, held
+	mkfifo "$BATS_TEST_TMPDIR/fifo"
+	python3 -c 'import sys, time
+b = bytearray(32 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+print("ready", flush=True)
+sys.stdin.read()' <"$BATS_TEST_TMPDIR/fifo" >"$out" 3>&- &
+	pid=$!
+	exec 8>"$BATS_TEST_TMPDIR/fifo"
+	timeout 30 bash -c 'until grep -q ready "$1"; do kill -0 "$2" || exit 1; sleep 0.1; done' _ "$out" "$pid" ||
+		fail "holder not ready"
+	run --separate-stderr "$THPCTL" --json policy --collapse "$pid"
+	exec 8>&-
+	wait "$pid" || true
+	if [[ $stderr == *'not supported by this kernel'* ]]; then
+		skip "host kernel without MADV_COLLAPSE in process_madvise"
+	fi
+	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
+	echo "$output" | jq -e '.collapse.ranges >= 1 and .collapse.anon_huge_kib_after >= 16384
+		and .collapse.anon_huge_kib_after > .collapse.anon_huge_kib_before'
 }
 
 # ---- the thpd client side, against a scripted peer ----
