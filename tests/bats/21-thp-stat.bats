@@ -4,6 +4,7 @@
 # forked child and after exec, shared by threads, readable like smaps.
 
 load helpers
+load hold
 
 setup_file() {
 	thp_save_knobs
@@ -21,10 +22,7 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${HELD:-}" ]; then
-		kill "$HELD" 2>/dev/null || true
-		wait "$HELD" 2>/dev/null || true
-	fi
+	hold_kill
 
 }
 
@@ -68,13 +66,7 @@ field() {
 
 @test "/proc/PID/thp_stat of a running process: faults and hugepages mapped now" {
 	thp_set enabled 1
-	coproc HOLD { exec 3>&-; "$THP_HELPERS/thp-touch" --size 8 --hold; }
-	HELD=$HOLD_PID
-	local line
-	while IFS= read -r -t 120 line <&"${HOLD[0]}"; do
-		[ "$line" = ready ] && break
-	done
-	[ "$line" = ready ] || fail "thp-touch --hold did not get ready"
+	hold_start "$THP_HELPERS/thp-touch" --size 8 --hold
 	local f=/proc/$HELD/thp_stat
 	[ "$(field thp_fault_alloc "$f")" -ge 4 ] || fail "expected thp_fault_alloc >= 4, seen $(field thp_fault_alloc "$f")"
 	[ "$(field thp_pmd_mapped "$f")" -eq 4 ] || fail "expected thp_pmd_mapped 4, seen $(field thp_pmd_mapped "$f")"
@@ -132,12 +124,7 @@ field() {
 
 @test "access: another user cannot read root's thp_stat, root and the owner can" {
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) not in the guest"
-	coproc HOLD { exec 3>&-; "$THP_HELPERS/thp-touch" --size 2 --hold; }
-	HELD=$HOLD_PID
-	local line
-	while IFS= read -r -t 120 line <&"${HOLD[0]}"; do
-		[ "$line" = ready ] && break
-	done
+	hold_start "$THP_HELPERS/thp-touch" --size 2 --hold
 	run cat "/proc/$HELD/thp_stat"
 	[ "$status" -eq 0 ] || fail "root could not read thp_stat: $output"
 	run setpriv --reuid=65534 --regid=65534 --clear-groups cat "/proc/$HELD/thp_stat"

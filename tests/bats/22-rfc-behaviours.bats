@@ -6,6 +6,7 @@
 # collapse, mode 2 vs 1 compaction, partial munmap/mprotect/MADV_DONTNEED.
 
 load helpers
+load hold
 
 DBG=/sys/kernel/debug
 FPA=$DBG/fail_page_alloc
@@ -30,11 +31,7 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${HELD:-}" ]; then
-		kill "$HELD" 2>/dev/null || true
-		wait "$HELD" 2>/dev/null || true
-		HELD=
-	fi
+	hold_kill
 	if [ -n "${FPA_SET:-}" ]; then
 		echo 0 >"$FPA/probability"
 		echo 1 >"$FPA/times"
@@ -191,15 +188,8 @@ teardown() {
 @test "mode 2 compacts at fault on fragmented memory, mode 1 does not" {
 	echo 0 >/proc/sys/vm/compaction_proactiveness
 	echo 3 >/proc/sys/vm/drop_caches
-	coproc HOLD { exec 3>&-; "$THP_HELPERS/thp-frag" --leave 48; }
-	HELD=$HOLD_PID
-	local line out=
-	while IFS= read -r -t 300 line <&"${HOLD[0]}"; do
-		out+="$line "
-		[ "$line" = ready ] && break
-	done
-	[ "$line" = ready ] || fail "thp-frag did not get ready: $out"
-	echo "# thp-frag: $out" >&3
+	HOLD_TIMEOUT=300 hold_start "$THP_HELPERS/thp-frag" --leave 48
+	echo "# thp-frag: $(tr '\n' ' ' <"$HOLD_OUT")" >&3
 
 	local s0 s1 huge1 huge2 stall1 stall2
 	thp_set enabled 1

@@ -4,6 +4,7 @@
 # the administrator; status and smaps reflect it.
 
 load helpers
+load hold
 
 setup_file() {
 	thp_save_knobs
@@ -24,23 +25,7 @@ setup() {
 }
 
 teardown() {
-	if [ -n "${HELD:-}" ]; then
-		kill "$HELD" 2>/dev/null || true
-		wait "$HELD" 2>/dev/null || true
-	fi
-}
-
-# start_hold ARGS...: thp-touch --hold in the background, wait for "ready"
-start_hold() {
-	coproc HOLD { exec 3>&-; "$@"; }
-	HELD=$HOLD_PID
-	local line
-	HOLD_OUT=
-	while IFS= read -r -t 120 line <&"${HOLD[0]}"; do
-		HOLD_OUT+="$line"$'\n'
-		[ "$line" = ready ] && return 0
-	done
-	fail "'$*' did not get ready: $HOLD_OUT"
+	hold_kill
 }
 
 # THPeligible of the smaps VMA starting at ADDR of PID
@@ -160,10 +145,10 @@ thp_eligible() {
 
 @test "procfs: root sets advise on a running process; khugepaged collapses its existing memory" {
 	thp_set enabled 0
-	start_hold "$THP_HELPERS/thp-touch" --size 8 --hold
+	hold_start "$THP_HELPERS/thp-touch" --size 8 --hold
 	local addr pid=$HELD
-	addr=$(sed -n 's/^addr=//p' <<<"$HOLD_OUT")
-	[[ $HOLD_OUT == *"anon_huge_kib=0"* ]] || fail "expected 4 KiB pages first: $HOLD_OUT"
+	addr=$(hold_value addr)
+	[ "$(hold_value anon_huge_kib)" = 0 ] || fail "expected 4 KiB pages first: $(cat "$HOLD_OUT")"
 	[ "$(cat "/proc/$pid/thp_policy")" = default ] || fail "expected default, seen $(cat "/proc/$pid/thp_policy")"
 	[ "$(thp_eligible "$pid" "$addr")" = 0 ] || fail "THPeligible before: expected 0, seen $(thp_eligible "$pid" "$addr")"
 	echo advise >"/proc/$pid/thp_policy"
@@ -184,18 +169,15 @@ thp_eligible() {
 	collapsed=$(awk '$1 == "thp_collapse_alloc" { print $2 }' "/proc/$pid/thp_stat")
 	[ "$collapsed" -ge 4 ] || fail "expected thp_collapse_alloc >= 4 in the process, seen $collapsed"
 	# close stdin: the helper re-checks its pattern and exits
-	eval "exec ${HOLD[1]}>&-"
-	local rest
-	rest=$(timeout 60 cat <&"${HOLD[0]}")
-	wait "$HELD"
-	HELD=
-	[[ $rest == *"pattern_final=ok"* ]] || fail "data after collapse: $rest"
-	[[ $rest == *"anon_huge_kib_final=8192"* ]] || fail "expected anon_huge_kib_final=8192: $rest"
+	hold_finish || fail "thp-touch exited with $?: $(cat "$HOLD_OUT")"
+	[ "$(hold_value pattern_final)" = ok ] || fail "data after collapse: $(cat "$HOLD_OUT")"
+	[ "$(hold_value anon_huge_kib_final)" = 8192 ] ||
+		fail "expected anon_huge_kib_final=8192, seen $(hold_value anon_huge_kib_final)"
 }
 
 @test "procfs: bad words are EINVAL, unprivileged writes EPERM, nothing changes" {
 	command -v setpriv >/dev/null || skip "setpriv (util-linux) not in the guest"
-	start_hold "$THP_HELPERS/thp-touch" --size 2 --hold
+	hold_start "$THP_HELPERS/thp-touch" --size 2 --hold
 	local pid=$HELD f=/proc/$HELD/thp_policy w
 	for w in bogus 1 adv advisex '' 'advise never'; do
 		run bash -c 'printf "%s\n" "$1" >"$2"' _ "$w" "$f"
