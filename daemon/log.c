@@ -49,7 +49,8 @@ void thpd_logf(int prio, const struct thpd_log_fields *f, const char *fmt, ...)
 			fprintf(stderr, "thpd: %s: %s\n", level[prio], msg);
 		return;
 	}
-	if (!started) {
+	/* an error before READY=1 usually means exit: see log.h */
+	if (!started && prio <= LOG_ERR) {
 		fprintf(stderr, "<%d>%s\n", prio, msg);
 		return;
 	}

@@ -2,8 +2,8 @@
 /*
  * Logging: structured journal entries (MESSAGE=, PRIORITY=, THPD_EVENT= and
  * optional FROM=, TO=, REASON=, CONFIG_FILE=, CONFIG_LINE=) through
- * sd_journal_sendv(). While starting (until thpd_log_started()), and
- * whenever stderr is not the journal, messages go to stderr instead: a
+ * sd_journal_sendv(). Errors while starting (until thpd_log_started()),
+ * and everything when stderr is not the journal, go to stderr instead: a
  * process that exits right after logging can lose its unit attribution in
  * datagram journal entries, and a failed start must show up under
  * `journalctl -u thpd`. Under systemd stderr lines carry a "<N>" priority

@@ -25,7 +25,13 @@
 #include "log.h"
 #include "thp-proto.h"
 
-#define THPD_MAX_CONNS 32
+/*
+ * Connection limits: anyone may connect (the socket is 0666), so one user's
+ * idle connections must not lock out others, least of all root.
+ */
+#define THPD_MAX_CONNS 256		/* everyone together, root included */
+#define THPD_MAX_CONNS_USER 16		/* each non-root uid */
+#define THPD_MAX_CONNS_NONROOT 192	/* all non-root uids: 64 kept for root */
 
 struct conn {
 	struct conn *next, **pprev;	/* in d->conns */
@@ -254,6 +260,21 @@ static int on_conn(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	return 0;
 }
 
+static bool too_many(const struct thpd *d, uid_t uid)
+{
+	unsigned int same = 0, nonroot = 0;
+
+	if (d->n_conns >= THPD_MAX_CONNS)
+		return true;
+	if (uid == 0)
+		return false;
+	for (const struct conn *c = d->conns; c; c = c->next) {
+		same += c->peer.uid == uid;
+		nonroot += c->peer.uid != 0;
+	}
+	return same >= THPD_MAX_CONNS_USER || nonroot >= THPD_MAX_CONNS_NONROOT;
+}
+
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct thpd *d = userdata;
@@ -267,16 +288,16 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 	if (cfd < 0)
 		return 0;
-	if (d->n_conns >= THPD_MAX_CONNS) {
-		struct json_object *e = thp_proto_error(EBUSY, "too many connections");
-
-		thp_proto_send(cfd, e);
-		json_object_put(e);
+	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		log_warn("SO_PEERCRED failed: %m; dropping the connection");
 		close(cfd);
 		return 0;
 	}
-	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
-		log_warn("SO_PEERCRED failed: %m; dropping the connection");
+	if (too_many(d, cred.uid)) {
+		struct json_object *e = thp_proto_error(EBUSY, "too many connections, try again later");
+
+		thp_proto_send(cfd, e);
+		json_object_put(e);
 		close(cfd);
 		return 0;
 	}
@@ -328,7 +349,7 @@ static int create_socket(const char *path)
 	if (fd < 0)
 		return -errno;
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || chmod(path, 0666) < 0 ||
-	    listen(fd, 16) < 0) {
+	    listen(fd, SOMAXCONN) < 0) {
 		r = -errno;
 		close(fd);
 		return r;

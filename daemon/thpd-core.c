@@ -323,7 +323,7 @@ int thpd_configure(struct thpd *d, bool starting)
 	struct diag_state ds = { .starting = starting };
 	struct thpd_diag diag = { .report = report_diag, .userdata = &ds };
 	struct thpd_config *cfg;
-	char cmdline[4096];
+	char cmdline[4096], msrc[64], dsrc[64];
 	int r;
 
 	/* large: keep it off the stack */
@@ -389,11 +389,14 @@ int thpd_configure(struct thpd *d, bool starting)
 		thpd_rules_source(d);
 	}
 
+	snprintf(msrc, sizeof(msrc), d->target.mode_src ? "Mode from %s" : "Mode not set",
+		 d->target.mode_src);
+	snprintf(dsrc, sizeof(dsrc), d->target.defrag_src ? "Defrag from %s" : "Defrag not set",
+		 d->target.defrag_src);
 	log_event(LOG_INFO, starting ? "started" : "reloaded",
-		  "%s: enabled=%s defrag=%s mode=%s (Mode from %s, Defrag from %s), %u rule%s, adaptive %s",
+		  "%s: enabled=%s defrag=%s mode=%s (%s, %s), %u rule%s, adaptive %s",
 		  starting ? "Configuration applied" : "Configuration reloaded", d->normal_enabled,
-		  d->normal_defrag, d->kernel.mode, d->target.mode_src ? d->target.mode_src : "nowhere",
-		  d->target.defrag_src ? d->target.defrag_src : "nowhere", d->cfg.n_rules,
+		  d->normal_defrag, d->kernel.mode, msrc, dsrc, d->cfg.n_rules,
 		  d->cfg.n_rules == 1 ? "" : "s", d->cfg.adaptive.enabled ? "on" : "off");
 	return r;
 }

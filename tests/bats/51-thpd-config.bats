@@ -112,7 +112,7 @@ setup() {
 	EOF
 	mark=$(journal_mark)
 	run -0 timeout 60 systemctl reload thpd.service
-	wait_until 10 bash -c "journalctl --no-pager -u thpd --after-cursor='$mark' THPD_EVENT=reload-failed | grep -q ."
+	journal_wait 10 "$mark" THPD_EVENT=reload-failed
 	run -0 journal_since "$mark" -o cat
 	assert_output --partial "$THPD_DROPIN:3: invalid Defrag=sometimes"
 	assert_output --partial "keeping the last good configuration"
@@ -159,6 +159,7 @@ setup() {
 	run -0 thpd_call '{"cmd":"enable","value":"never"}'
 	run -0 timeout 60 systemctl restart thpd.service
 	assert_equal "$(thp_get enabled)" never
+	journalctl --sync
 	run -0 journalctl --no-pager -u thpd -n 20 -o cat THPD_EVENT=started
 	assert_output --partial "Mode from persisted state"
 }

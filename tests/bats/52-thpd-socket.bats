@@ -85,6 +85,7 @@ thpctl_or_skip() {
 	assert_equal "$(thp_get enabled)" always
 	assert_equal "$(thp_get defrag)" madvise
 	[ ! -e "$THPD_STATE" ]
+	journalctl --sync
 	run -0 journalctl --no-pager -u thpd -n 20 -o cat THPD_EVENT=denied
 	assert_output --partial "from uid 65534"
 }

@@ -23,8 +23,8 @@ setup() {
 
 # journal entries of one THPD_EVENT after a cursor, as TIMESTAMP MESSAGE
 events_since() {
-	journalctl --no-pager -u thpd.service --after-cursor="$1" THPD_EVENT="$2" \
-		-o json --output-fields=__REALTIME_TIMESTAMP,MESSAGE,FROM,TO,REASON
+	journal_since "$1" THPD_EVENT="$2" -o json \
+		--output-fields=__REALTIME_TIMESTAMP,MESSAGE,FROM,TO,REASON
 }
 
 @test "memory pressure in a cgroup: step-down logged within 2 s, step-up after the calm period" {
@@ -53,7 +53,7 @@ events_since() {
 	timeout 8 systemd-run --quiet --scope -p MemoryHigh=16M -p MemorySwapMax=0 \
 		"$THP_HELPERS/thp-touch" --size 128 >/dev/null 2>&1 &
 	local stress=$!
-	wait_until 15 bash -c "journalctl --no-pager -u thpd --after-cursor='$mark' THPD_EVENT=step-down | grep -q ." ||
+	journal_wait 15 "$mark" THPD_EVENT=step-down ||
 		{ wait $stress; fail "no step-down within 15 s of memory pressure"; }
 	down=$(events_since "$mark" step-down | head -1)
 	ts=$(jq -r .__REALTIME_TIMESTAMP <<<"$down")
@@ -69,7 +69,7 @@ events_since() {
 
 	wait $stress || true
 	# calm 4 s after the last pressure event, then step up
-	wait_until 30 bash -c "journalctl --no-pager -u thpd --after-cursor='$mark' THPD_EVENT=step-up | grep -q ." ||
+	journal_wait 30 "$mark" THPD_EVENT=step-up ||
 		fail "no step-up within 30 s after the pressure ended"
 	up=$(events_since "$mark" step-up | head -1)
 	echo "# $(jq -r .MESSAGE <<<"$up")" >&3
@@ -99,7 +99,7 @@ events_since() {
 	local mark
 	mark=$(journal_mark)
 	thpd_start
-	wait_until 15 bash -c "journalctl --no-pager -u thpd --after-cursor='$mark' THPD_EVENT=step-down | grep -q ." ||
+	journal_wait 15 "$mark" THPD_EVENT=step-down ||
 		fail "no step-down although free blocks are far below MinFreeBlocks"
 	run -0 journal_since "$mark" THPD_EVENT=step-down -o cat
 	assert_output --regexp 'fragmentation: [0-9]+ free order-9 blocks, below 1000000'
@@ -120,12 +120,14 @@ events_since() {
 		MinFreeBlocks=1000000
 		CheckIntervalSec=1
 	EOF
+	local mark
+	mark=$(journal_mark)
 	thpd_start
 	wait_until 15 bash -c '[ "$(cat /sys/kernel/mm/transparent_hugepage/enabled)" = "always [madvise] never" ]' ||
 		fail "no step-down"
 	run -0 thpd_call '{"cmd":"enable","value":"never"}'
 	assert_output --partial '"enabled":"never"'
-	run -0 journalctl --no-pager -u thpd -n 10 -o cat THPD_EVENT=override
+	run -0 journal_since "$mark" THPD_EVENT=override -o cat
 	assert_output --partial "back to normal"
 }
 

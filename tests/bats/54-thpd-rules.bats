@@ -53,6 +53,7 @@ rules_conf() {
 	assert_kv anon_huge_kib -eq 8192
 	run -0 thpd_call '{"cmd":"status"}'
 	assert_output --regexp '"rules":2,"rules_applied":[1-9]'
+	journalctl --sync
 	run -0 journalctl --no-pager -u thpd -n 20 -o cat THPD_EVENT=rule-applied
 	assert_output --partial "[Rule touch]: policy advise for"
 }

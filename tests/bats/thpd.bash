@@ -86,11 +86,23 @@ journal_mark() {
 	journalctl -n 0 --show-cursor --no-pager 2>/dev/null | sed -n 's/^-- cursor: //p'
 }
 
-# journal_since CURSOR [journalctl args...]: thpd's entries after CURSOR
+# journal_since CURSOR [journalctl args...]: thpd's entries after CURSOR.
+# --sync first: journald may not have written what thpd just sent.
 journal_since() {
 	local c=$1
 	shift
-	journalctl --no-pager -u thpd.service --after-cursor="$c" "$@"
+	journalctl --sync 2>/dev/null || true
+	journalctl --no-pager -q -u thpd.service --after-cursor="$c" "$@"
+}
+
+# journal_has CURSOR FIELD=VALUE: is there such an entry of thpd after CURSOR
+journal_has() {
+	journal_since "$1" "$2" -o json | grep -q '^{'
+}
+
+# journal_wait SECONDS CURSOR FIELD=VALUE
+journal_wait() {
+	wait_until "$1" journal_has "$2" "$3"
 }
 
 # wait_until SECONDS CMD...: poll CMD every 0.1 s until it succeeds
