@@ -1,7 +1,9 @@
 #!/usr/bin/env bats
-# thpctl end to end on the patched kernel, with thpd stopped (so every
-# change goes to sysfs directly; thpctl-through-thpd is the thpd suites'
-# business): status, enable, defrag, run, ps, policy, --json, exit codes.
+# thpctl end to end, with thpd stopped (so every change goes to sysfs
+# directly; thpctl-through-thpd is the thpd suites' business): status,
+# enable, defrag, run, ps, policy, --json, exit codes. On the patched kernel
+# everything; on a stock kernel (no mode file) the stock paths: numbers
+# translated to words, glibc's tunable, PR_SET_THP_DISABLE, "unsupported".
 
 load helpers
 
@@ -17,8 +19,6 @@ setup_file() {
 			timeout 60 systemctl stop "$u"
 		fi
 	done
-	# THP_ROOT is for tests only; make sure nothing leaks in from outside
-	unset THP_ROOT THPD_SOCKET
 }
 
 teardown_file() {
@@ -30,14 +30,37 @@ teardown_file() {
 }
 
 setup() {
-	have_thp_stack_kernel || skip "kernel without the thp-stack series (no $THP/mode)"
+	[ -e "$THP/enabled" ] || skip "kernel without THP"
 	THPCTL=$(command -v thpctl) || fail "thpctl is not installed"
-	unset GLIBC_TUNABLES
+	# THP_ROOT is for tests only; nothing may leak in from outside
+	unset GLIBC_TUNABLES THP_ROOT THPD_SOCKET
 	HOLD_PID=
 }
 
 teardown() {
 	hold_stop
+}
+
+# the series' patches; each test needing one skips without it
+need_mode() {
+	have_thp_stack_kernel || skip "kernel without the numeric modes (no $THP/mode)"
+}
+
+need_policy() {
+	[ -e /proc/self/thp_policy ] || skip "kernel without the per-process THP policy (no /proc/self/thp_policy)"
+}
+
+need_stock() {
+	have_thp_stack_kernel && skip "patched kernel: the stock path is covered with THP_ROOT below and on the host"
+	return 0
+}
+
+features_json() {
+	local m=false p=false s=false
+	[ -e "$THP/mode" ] && m=true
+	[ -e /proc/self/thp_policy ] && p=true
+	[ -e /proc/self/thp_stat ] && s=true
+	echo "{\"mode_file\": $m, \"thp_policy\": $p, \"thp_stat\": $s}"
 }
 
 # hold_start ARGS: thp-touch ARGS --hold in the background, ready when this
@@ -51,23 +74,6 @@ hold_start() {
 	timeout 120 bash -c 'until grep -q "^ready" "$1"; do
 		kill -0 "$2" 2>/dev/null || exit 1; sleep 0.1; done' _ "$out" "$HOLD_PID" ||
 		fail "thp-touch did not get ready: $(cat "$out")"
-	HOLD_OUT=$(cat "$out")
-}
-
-# the series' later patches; each test needing one skips without it
-need_policy() {
-	[ -e /proc/self/thp_policy ] || skip "kernel without the per-process THP policy (no /proc/self/thp_policy)"
-}
-
-need_thp_stat() {
-	[ -e /proc/self/thp_stat ] || skip "kernel without per-process THP counters (no /proc/self/thp_stat)"
-}
-
-features_json() {
-	local p=false s=false
-	[ -e /proc/self/thp_policy ] && p=true
-	[ -e /proc/self/thp_stat ] && s=true
-	echo "{\"mode_file\": true, \"thp_policy\": $p, \"thp_stat\": $s}"
 }
 
 hold_stop() {
@@ -80,15 +86,17 @@ hold_stop() {
 # ---- status ----
 
 @test "status --json matches sysfs and procfs" {
-	thp_set enabled 1
+	thp_set enabled always
+	thp_set defrag madvise
 	run -0 --separate-stderr "$THPCTL" status --json
 	local j=$output
 	jq -e . <<<"$j" >/dev/null || fail "not JSON: $j"
 	run -0 jq -r '"\(.enabled) \(.mode) \(.defrag)"' <<<"$j"
-	assert_output "always 1 $(thp_get defrag)"
+	assert_output "always 1 madvise"
 	run -0 jq -e --argjson p "$(cat "$THP/khugepaged/pages_to_scan")" \
 		--argjson m "$(cat "$THP/khugepaged/max_ptes_none")" \
 		'.khugepaged.pages_to_scan == $p and .khugepaged.max_ptes_none == $m
+		 and .khugepaged.scan_sleep_millisecs == 10000
 		 and (.khugepaged.full_scans | type) == "number"
 		 and (.khugepaged.pages_collapsed | type) == "number"' <<<"$j"
 	run -0 jq -e --argjson f "$(features_json)" '.kernel_features == $f
@@ -103,7 +111,8 @@ hold_stop() {
 }
 
 @test "status text: mode, khugepaged, availability, thpd not running" {
-	thp_set enabled 2
+	thp_set enabled always
+	thp_set defrag always
 	run -0 "$THPCTL" status
 	assert_line --regexp '^enabled: +always$'
 	assert_line --regexp '^mode: +2$'
@@ -121,7 +130,8 @@ hold_stop() {
 
 # ---- enable / defrag ----
 
-@test "enable 0/1/2/never/words: the kernel's state follows, via sysfs" {
+@test "enable 0/1/2/never/words on the patched kernel: the kernel's state follows" {
+	need_mode
 	local v want
 	for v in 0:madvise/madvise/0 1:always/madvise/1 2:always/always/2 never:never/always/never \
 		madvise:madvise/always/0 always:always/always/2; do
@@ -135,13 +145,26 @@ hold_stop() {
 	done
 }
 
+@test "enable 0/1/2 on a stock kernel: translated to words, and said so" {
+	need_stock
+	local v want
+	for v in 0:madvise/madvise 1:always/madvise 2:always/always; do
+		run -0 --separate-stderr "$THPCTL" enable "${v%%:*}"
+		want=${v#*:}
+		[ "$(thp_get enabled)/$(thp_get defrag)" = "$want" ] ||
+			fail "enable ${v%%:*}: expected $want, seen $(thp_get enabled)/$(thp_get defrag)"
+		[[ $stderr == *"no numeric THP modes: ${v%%:*} means enabled=${want%/*} defrag=${want#*/}"* ]] ||
+			fail "stderr: $stderr"
+	done
+}
+
 @test "enable: invalid values are exit 2 and change nothing" {
-	thp_set enabled 1
+	thp_set enabled always
 	local v
 	for v in 3 -1 '' al 1x ALWAYS; do
 		run -2 "$THPCTL" enable "$v"
 	done
-	[ "$(cat "$THP/mode")" = 1 ] || fail "mode changed to $(cat "$THP/mode")"
+	[ "$(thp_get enabled)" = always ] || fail "enabled changed to $(thp_get enabled)"
 }
 
 @test "enable as an unprivileged user: the failed write is reported (exit 1)" {
@@ -178,31 +201,34 @@ hold_stop() {
 }
 
 @test "run --never keeps memory small under system always" {
-	need_policy
 	thp_set enabled always
+	run -0 "$THP_HELPERS/thp-touch" --size 8
+	assert_kv anon_huge_kib -eq 8192
 	run -0 "$THPCTL" run --never -- "$THP_HELPERS/thp-touch" --size 8
 	assert_kv pattern = ok
 	assert_kv anon_huge_kib -eq 0
 }
 
 @test "run --default undoes an inherited never" {
-	need_policy
 	thp_set enabled always
 	run -0 "$THPCTL" run --never -- "$THPCTL" run --default -- "$THP_HELPERS/thp-touch" --size 8
 	assert_kv anon_huge_kib -eq 8192
 }
 
-@test "run: the policy is the command's own, across exec, no fork" {
+@test "run: the policy is the command's own, visible in procfs" {
 	need_policy
 	run -0 "$THPCTL" run --advise -- cat /proc/self/thp_policy
 	assert_output advise
 	run -0 "$THPCTL" run --never -- grep -E '^THP_(policy|enabled):' /proc/self/status
 	assert_line --regexp '^THP_policy:\s+never$'
 	assert_line --regexp '^THP_enabled:\s+0$'
+}
+
+@test "run: no fork, and the command's exit status" {
 	# no fork: the command runs as the very process that started thpctl
-	run -0 bash -c 'echo $$; exec "$1" run --advise -- sh -c "echo \$\$"' _ "$THPCTL"
+	run -0 bash -c 'echo $$; exec "$1" run --never -- sh -c "echo \$\$"' _ "$THPCTL"
 	[ "${lines[0]}" = "${lines[1]}" ] || fail "thpctl forked: pids ${lines[*]}"
-	run -42 "$THPCTL" run -- sh -c 'exit 42'
+	run -42 "$THPCTL" run --never -- sh -c 'exit 42'
 }
 
 @test "run: 127 when not found, 126 when not executable" {
@@ -216,37 +242,55 @@ hold_stop() {
 	run -2 "$THPCTL" run --advise --never -- true
 }
 
-@test "run --advise, stock-kernel path (features hidden with THP_ROOT): glibc tunable makes malloc huge" {
-	local fake=$BATS_TEST_TMPDIR/root
+# the stock path: for real on a stock kernel, with the features hidden by a
+# THP_ROOT tree holding only enabled/defrag on the patched one
+stock_advise_malloc() {
 	thp_set enabled madvise
-	mkdir -p "$fake$THP/khugepaged" "$fake/proc"
-	cat "$THP/enabled" >"$fake$THP/enabled"
-	cat "$THP/defrag" >"$fake$THP/defrag"
 	run -0 "$THP_HELPERS/thp-malloc" --size 16
 	assert_kv anon_huge_kib -eq 0
-	THP_ROOT=$fake run -0 --separate-stderr "$THPCTL" run --advise -- "$THP_HELPERS/thp-malloc" --size 16
+	run -0 --separate-stderr "$THPCTL" run --advise -- "$THP_HELPERS/thp-malloc" --size 16
 	assert_kv glibc_tunables = glibc.malloc.hugetlb=1
 	assert_kv anon_huge_kib -ge 4096
 	assert_kv pattern = ok
 	[[ $stderr == *'only memory from malloc'* ]] || fail "no warning: $stderr"
 }
 
+@test "run --advise on a stock kernel: glibc's tunable makes malloc'd memory huge" {
+	need_stock
+	stock_advise_malloc
+}
+
+@test "run --advise, stock path with the patched features hidden by THP_ROOT" {
+	need_policy
+	local fake=$BATS_TEST_TMPDIR/root
+	mkdir -p "$fake$THP/khugepaged" "$fake/proc"
+	thp_set enabled madvise
+	cat "$THP/enabled" >"$fake$THP/enabled"
+	cat "$THP/defrag" >"$fake$THP/defrag"
+	THP_ROOT=$fake stock_advise_malloc
+}
+
 # ---- ps ----
 
-@test "ps: a process's hugepages, counters and policy" {
-	need_policy
-	need_thp_stat
+@test "ps: a process's hugepages (and counters and policy when the kernel has them)" {
 	thp_set enabled madvise
 	hold_start --size 8 --madvise
 	run -0 "$THPCTL" ps --json "$HOLD_PID"
+	local j=$output
 	run -0 jq -e --argjson p "$HOLD_PID" 'length == 1 and .[0].pid == $p
-		and .[0].comm == "thp-touch" and .[0].policy == "default"
-		and .[0].anon_huge_kib >= 8192 and .[0].thp_pmd_mapped >= 4
-		and .[0].thp_fault_alloc >= 4' <<<"$output"
+		and .[0].comm == "thp-touch" and .[0].anon_huge_kib >= 8192' <<<"$j"
+	if [ -e /proc/self/thp_policy ]; then
+		run -0 jq -e '.[0].policy == "default"' <<<"$j"
+	else
+		run -0 jq -e '.[0] | has("policy") | not' <<<"$j"
+	fi
+	if [ -e /proc/self/thp_stat ]; then
+		run -0 jq -e '.[0].thp_pmd_mapped >= 4 and .[0].thp_fault_alloc >= 4' <<<"$j"
+	fi
 	run -0 "$THPCTL" ps "$HOLD_PID"
-	assert_line --index 0 --regexp '^ *PID +COMM +POLICY +ANONHUGE_KIB +FAULT_ALLOC'
-	assert_line --index 1 --regexp "^ *$HOLD_PID +thp-touch +default +[0-9]+"
-	# and in the full list, which the biggest user heads when sorted
+	assert_line --index 0 --regexp '^ *PID +COMM +.*ANONHUGE_KIB'
+	assert_line --index 1 --regexp "^ *$HOLD_PID +thp-touch +"
+	# in the full list, which the biggest user heads when sorted
 	run -0 "$THPCTL" --json ps --sort=anon_huge_kib
 	run -0 jq -e --argjson p "$HOLD_PID" 'any(.[]; .pid == $p) and .[0].anon_huge_kib >= 8192
 		and (map(.pid) | unique | length) == length' <<<"$output"
@@ -277,11 +321,29 @@ hold_stop() {
 	run -1 "$THPCTL" policy 4194304
 }
 
-@test "policy: setting needs privilege (exit 1, EPERM reported)" {
+@test "policy: setting needs privilege (exit 1, the file named)" {
 	need_policy
 	command -v setpriv >/dev/null || skip "no setpriv"
 	hold_start --size 2
 	run -1 setpriv --reuid=65534 --regid=65534 --clear-groups "$THPCTL" policy "$HOLD_PID" never
 	assert_output --partial "/proc/$HOLD_PID/thp_policy"
 	[ "$(cat "/proc/$HOLD_PID/thp_policy")" = default ] || fail "policy changed"
+}
+
+@test "policy on a stock kernel: unsupported, exit 2" {
+	need_stock
+	run -2 "$THPCTL" policy 1
+	assert_output --partial 'per-process THP policy is not supported by this kernel'
+}
+
+@test "policy --collapse: MADV_COLLAPSE makes a process's plain memory huge" {
+	thp_set enabled madvise
+	hold_start --size 8
+	run -0 "$THPCTL" ps --json "$HOLD_PID"
+	jq -e '.[0].anon_huge_kib == 0' <<<"$output" || fail "already huge: $output"
+	run -0 "$THPCTL" --json policy --collapse "$HOLD_PID"
+	run -0 jq -e '.collapse.ranges >= 1 and .collapse.anon_huge_kib_before == 0
+		and .collapse.anon_huge_kib_after >= 8192' <<<"$output"
+	run -0 "$THPCTL" --json ps "$HOLD_PID"
+	jq -e '.[0].anon_huge_kib >= 8192' <<<"$output"
 }
