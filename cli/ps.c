@@ -62,10 +62,11 @@ static int ps_row(pid_t pid, const struct thp_state *st, struct json_object **ou
 	*what = "smaps_rollup";
 	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
 	r = thp_read_file(path, buf, sizeof(buf));
+	/* no mm: a kernel thread or a zombie (ESRCH since 5.x, empty before) */
+	if (r == 0 || r == -ESRCH)
+		return -ENODATA;
 	if (r < 0)
 		return r;
-	if (r == 0)
-		return -ENODATA;	/* no mm */
 	r = thp_kv_get(buf, "AnonHugePages", &anon);
 	if (r < 0)
 		return r;
@@ -211,7 +212,7 @@ int verb_ps(struct verb_args *a)
 			parse_pid(a->argv[i], &pid);
 			r = ps_row(pid, &st, &row, &what);
 			if (r == -ENODATA) {
-				log_error("process %d has no user memory (kernel thread)", (int)pid);
+				log_error("process %d has no user memory (a kernel thread or exiting)", (int)pid);
 				rc = EXIT_FAIL;
 				continue;
 			}
