@@ -77,6 +77,7 @@ assert_still_serving() {
 
 # thpd's journal since setup() has a line matching $1
 assert_journal() {
+	journalctl --sync
 	run journalctl -u thpd.service --after-cursor "$CURSOR" --no-pager -o cat
 	assert_output --regexp "$1"
 }
