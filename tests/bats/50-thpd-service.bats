@@ -36,7 +36,7 @@ setup() {
 	assert_equal "$(thp_get enabled)" always
 	assert_equal "$(thp_get defrag)" defer
 	assert_equal "$(cat "$THP/khugepaged/pages_to_scan")" 1234
-	run -0 journal_since "$mark" THPD_EVENT=started -o cat
+	run -0 journal_messages "$mark" started
 	assert_output --partial "enabled=always defrag=defer"
 	[ "$before" != 1234 ] || skip "pages_to_scan was already 1234"
 }

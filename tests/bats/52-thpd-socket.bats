@@ -32,7 +32,7 @@ thpctl_or_skip() {
 	run -0 timeout 15 thpctl enable madvise
 	assert_equal "$(thp_get enabled)" madvise
 	# thpctl talked to thpd (not to sysfs directly): thpd logged and persisted it
-	run -0 journal_since "$mark" THPD_EVENT=set-enabled -o cat
+	run -0 journal_messages "$mark" set-enabled
 	assert_output --partial "enabled set to madvise through the socket"
 	run -0 cat "$THPD_STATE"
 	assert_output --partial '"enabled":"madvise"'

@@ -23,8 +23,7 @@ setup() {
 
 # journal entries of one THPD_EVENT after a cursor, as TIMESTAMP MESSAGE
 events_since() {
-	journal_since "$1" THPD_EVENT="$2" -o json \
-		--output-fields=__REALTIME_TIMESTAMP,MESSAGE,FROM,TO,REASON
+	journal_events "$1" "$2"
 }
 
 @test "memory pressure in a cgroup: step-down logged within 2 s, step-up after the calm period" {
@@ -53,7 +52,7 @@ events_since() {
 	timeout 8 systemd-run --quiet --scope -p MemoryHigh=16M -p MemorySwapMax=0 \
 		"$THP_HELPERS/thp-touch" --size 128 >/dev/null 2>&1 &
 	local stress=$!
-	journal_wait 15 "$mark" THPD_EVENT=step-down ||
+	journal_wait 15 "$mark" step-down ||
 		{ wait $stress; fail "no step-down within 15 s of memory pressure"; }
 	down=$(events_since "$mark" step-down | head -1)
 	ts=$(jq -r .__REALTIME_TIMESTAMP <<<"$down")
@@ -69,7 +68,7 @@ events_since() {
 
 	wait $stress || true
 	# calm 4 s after the last pressure event, then step up
-	journal_wait 30 "$mark" THPD_EVENT=step-up ||
+	journal_wait 30 "$mark" step-up ||
 		fail "no step-up within 30 s after the pressure ended"
 	up=$(events_since "$mark" step-up | head -1)
 	echo "# $(jq -r .MESSAGE <<<"$up")" >&3
@@ -99,9 +98,9 @@ events_since() {
 	local mark
 	mark=$(journal_mark)
 	thpd_start
-	journal_wait 15 "$mark" THPD_EVENT=step-down ||
+	journal_wait 15 "$mark" step-down ||
 		fail "no step-down although free blocks are far below MinFreeBlocks"
-	run -0 journal_since "$mark" THPD_EVENT=step-down -o cat
+	run -0 journal_messages "$mark" step-down
 	assert_output --regexp 'fragmentation: [0-9]+ free order-9 blocks, below 1000000'
 	assert_equal "$(thp_get enabled)" madvise
 	# calm period passes, but free blocks stay low: no step-up
@@ -127,7 +126,7 @@ events_since() {
 		fail "no step-down"
 	run -0 thpd_call '{"cmd":"enable","value":"never"}'
 	assert_output --partial '"enabled":"never"'
-	run -0 journal_since "$mark" THPD_EVENT=override -o cat
+	run -0 journal_messages "$mark" override
 	assert_output --partial "back to normal"
 }
 
@@ -142,6 +141,6 @@ events_since() {
 	timeout 4 systemd-run --quiet --scope -p MemoryHigh=16M -p MemorySwapMax=0 \
 		"$THP_HELPERS/thp-touch" --size 64 >/dev/null 2>&1 || true
 	assert_equal "$(thp_get enabled)" always
-	run -0 journal_since "$mark" THPD_EVENT=step-down -o cat
+	run -0 journal_messages "$mark" step-down
 	assert_output ""
 }

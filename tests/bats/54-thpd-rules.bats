@@ -102,7 +102,7 @@ rules_conf() {
 	thpd_start
 	"$THP_HELPERS/thp-touch" --size 2 >/dev/null
 	"$THP_HELPERS/thp-touch" --size 2 >/dev/null
-	run -0 journal_since "$mark" THPD_EVENT=rules-unsupported -o cat
+	run -0 journal_messages "$mark" rules-unsupported
 	assert_output --partial "rules cannot be applied"
 	assert_equal "$(grep -c . <<<"$output")" 1
 	run -0 thpd_call '{"cmd":"status"}'

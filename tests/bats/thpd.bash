@@ -95,12 +95,23 @@ journal_since() {
 	journalctl --no-pager -q -u thpd.service --after-cursor="$c" "$@"
 }
 
-# journal_has CURSOR FIELD=VALUE: is there such an entry of thpd after CURSOR
-journal_has() {
-	journal_since "$1" "$2" -o json | grep -q '^{'
+# journal_events CURSOR EVENT: thpd's entries with THPD_EVENT=EVENT after
+# CURSOR, one JSON object a line. (journalctl --after-cursor combined with a
+# field match returns nothing on systemd 252: filter with jq instead.)
+journal_events() {
+	journal_since "$1" -o json | jq -c --arg e "$2" 'select(.THPD_EVENT == $e)'
 }
 
-# journal_wait SECONDS CURSOR FIELD=VALUE
+# journal_messages CURSOR EVENT: the MESSAGE= of those entries
+journal_messages() {
+	journal_events "$1" "$2" | jq -r .MESSAGE
+}
+
+journal_has() {
+	journal_events "$1" "$2" | grep -q .
+}
+
+# journal_wait SECONDS CURSOR EVENT
 journal_wait() {
 	wait_until "$1" journal_has "$2" "$3"
 }

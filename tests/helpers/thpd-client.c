@@ -36,7 +36,7 @@ static int read_reply(int fd, int timeout_ms)
 
 	r = poll(&pfd, 1, timeout_ms);
 	if (r <= 0) {
-		printf("timeout\n");
+		printf(timeout_ms ? "timeout\n" : "closed\n");
 		return -1;
 	}
 	n = recv(fd, buf, sizeof(buf) - 1, 0);
@@ -111,7 +111,9 @@ int main(int argc, char **argv)
 		}
 		if (send(fd, msg, len, MSG_NOSIGNAL) < 0) {
 			if (errno == EPIPE || errno == ECONNRESET) {
-				printf("closed\n");
+				/* thpd may have answered (busy) and closed before we sent */
+				if (read_reply(fd, 0) == 1)
+					printf("closed\n");
 				ret = 1;
 				break;
 			}

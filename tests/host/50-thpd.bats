@@ -197,3 +197,27 @@ client() {
 	client '{"cmd":"ping"}'
 	assert_success
 }
+
+@test "connection limits: one user's idle connections do not lock out others or root" {
+	[ -x "$BUILD_DIR/helpers/thp-stress-sock" ] || skip "no thp-stress-sock helper"
+	start_thpd
+	local out=$BATS_TEST_TMPDIR/idle.out
+	setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		"$BUILD_DIR/helpers/thp-stress-sock" --socket "$SOCK" --idle 40 --hold-seconds 30 >"$out" 2>&1 &
+	local holder=$!
+	for _ in $(seq 100); do
+		grep -q '^ready' "$out" && break
+		sleep 0.1
+	done
+	# the 17th connection of the same user is told it is busy
+	run setpriv --reuid=65534 --regid=65534 --clear-groups -- timeout 10 "$CLIENT" --socket "$SOCK" '{"cmd":"ping"}'
+	assert_output --regexp '"ok":false.*too many connections.*"errno":16'
+	# another user and root are served
+	run -0 setpriv --reuid=65533 --regid=65533 --clear-groups -- timeout 10 "$CLIENT" --socket "$SOCK" '{"cmd":"ping"}'
+	assert_output --partial '"ok":true'
+	client '{"cmd":"ping"}'
+	assert_success
+	assert_output --partial '"ok":true'
+	kill "$holder"
+	wait "$holder" || true
+}
