@@ -83,9 +83,10 @@ int thp_collapse(pid_t pid, struct json_object *out)
 
 		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %255s", &start, &end, perms, &ino, name) < 4)
 			continue;
-		/* private writable anonymous memory: heap, stack, anonymous mmap */
+		/* private writable anonymous memory: heap, stack, (named) anonymous mmap */
 		if (perms[1] != 'w' || perms[3] != 'p' || ino != 0 ||
-		    (name[0] && strcmp(name, "[heap]") && strcmp(name, "[stack]")))
+		    (name[0] && strcmp(name, "[heap]") && strcmp(name, "[stack]") &&
+		     strncmp(name, "[anon:", 6)))
 			continue;
 		start = (start + HPAGE_SIZE - 1) & ~(HPAGE_SIZE - 1);
 		end &= ~(HPAGE_SIZE - 1);

@@ -193,9 +193,10 @@ static int via_thpd_or_sysfs(const char *cmd, const char *value,
 			  failed ? full_path(failed) : full_path(THP_SYSFS_DIR), strerror(-r));
 		return EXIT_FAIL;
 	}
-	snprintf(how, sizeof(how),
-		 "written to sysfs: thpd is not running (%s: %s), so it lasts until reboot",
-		 thpd_socket_path(), why);
+	snprintf(how, sizeof(how), "written to sysfs: thpd is not running, so this lasts until reboot");
+	/* not the plain "nobody listens" case: say what went wrong */
+	if (strcmp(why, strerror(ENOENT)) && strcmp(why, strerror(ECONNREFUSED)))
+		log_error("could not reach thpd at %s: %s", thpd_socket_path(), why);
 	print_result(how);
 	return EXIT_OK;
 }

@@ -45,19 +45,12 @@ int thp_kv_get(const char *text, const char *key, uint64_t *val)
 	return -ENOENT;
 }
 
-long thp_buddyinfo_free_blocks(int min_order)
+/* sum over "Node N, zone NAME c0 c1 ..." lines */
+static long buddyinfo_sum(char *buf, int min_order)
 {
-	/* plenty for every node and zone of any real machine */
-	static char buf[65536];
-	long total = 0;
 	char *line, *save = NULL;
-	int r;
+	long total = 0;
 
-	if (min_order < 0 || min_order > 30)
-		return -EINVAL;
-	r = thp_read_file("/proc/buddyinfo", buf, sizeof(buf));
-	if (r < 0)
-		return r;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		/* "Node 0, zone   Normal      1      2 ..." */
 		char *p = strstr(line, "zone");
@@ -96,6 +89,25 @@ long thp_buddyinfo_free_blocks(int min_order)
 			order++;
 		}
 	}
+	return total;
+}
+
+long thp_buddyinfo_free_blocks(int min_order)
+{
+	/* plenty for every node and zone of any real machine */
+	const size_t size = 65536;
+	char *buf;
+	long total;
+	int r;
+
+	if (min_order < 0 || min_order > 30)
+		return -EINVAL;
+	buf = malloc(size);
+	if (!buf)
+		return -ENOMEM;
+	r = thp_read_file("/proc/buddyinfo", buf, size);
+	total = r < 0 ? r : buddyinfo_sum(buf, min_order);
+	free(buf);
 	return total;
 }
 

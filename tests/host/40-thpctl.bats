@@ -226,6 +226,17 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	[[ $stderr != *'no numeric'* ]] || fail "stderr: $stderr"
 }
 
+@test "enable with thpd unreachable for another reason: said so, then sysfs" {
+	fake_tree patched
+	THPD_SOCKET=/$(printf 'x%.0s' {1..200}) run -0 --separate-stderr "$THPCTL" enable 1
+	assert_equal "$(knob enabled)" 1
+	assert_output --partial 'written to sysfs: thpd is not running'
+	[[ $stderr == *'could not reach thpd at /xxx'*': File name too long'* ]] || fail "stderr: $stderr"
+	# nobody listening is the normal case and not worth a word
+	run -0 --separate-stderr "$THPCTL" enable 1
+	[ -z "$stderr" ] || fail "stderr: $stderr"
+}
+
 @test "enable N on a stock kernel: translated to words, and said so on stderr" {
 	local n want_e want_d
 	for n in 0 1 2; do
