@@ -296,8 +296,14 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	if (too_many(d, cred.uid)) {
 		struct json_object *e = thp_proto_error(EBUSY, "too many connections, try again later");
 
+		char buf[64];
+
 		thp_proto_send(cfd, e);
 		json_object_put(e);
+		/* closing with unread data resets the peer before it reads the reply */
+		while (recv(cfd, buf, sizeof(buf), MSG_DONTWAIT | MSG_TRUNC) > 0)
+			;
+		shutdown(cfd, SHUT_WR);
 		close(cfd);
 		return 0;
 	}

@@ -15,13 +15,31 @@ teardown_file() {
 	thpd_teardown_file
 }
 
+# a cgroup of our own with memory.high 16M and no swap: systemd-run would
+# add a second or more of start-up under TCG to the measured latency
+CG=/sys/fs/cgroup/thpd-bats-pressure
+pressure_cgroup() {
+	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+	mkdir -p "$CG"
+	echo 16M >"$CG/memory.high"
+	[ ! -e "$CG/memory.swap.max" ] || echo 0 >"$CG/memory.swap.max"
+}
+
+teardown() {
+	if [ -d "$CG" ]; then
+		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$CG/cgroup.procs"
+		wait_until 10 rmdir "$CG" || echo "# could not remove $CG" >&3
+	fi
+}
+
 setup() {
 	thpd_reset
 	thp_set enabled madvise
 	thp_set defrag madvise
 }
 
-# journal entries of one THPD_EVENT after a cursor, as TIMESTAMP MESSAGE
+# journal entries of one THPD_EVENT after a cursor, as JSON lines
 events_since() {
 	journal_events "$1" "$2"
 }
@@ -46,11 +64,12 @@ events_since() {
 	assert_equal "$(thp_get enabled)" always
 	local mark t0 ts down up
 	mark=$(journal_mark)
+	pressure_cgroup
 	t0=$(date +%s%6N)
-	# no swap: anonymous memory beyond MemoryHigh= cannot be reclaimed, the
-	# task is throttled, which is a memory stall (PSI "some")
-	timeout 8 systemd-run --quiet --scope -p MemoryHigh=16M -p MemorySwapMax=0 \
-		"$THP_HELPERS/thp-touch" --size 128 >/dev/null 2>&1 &
+	# anonymous memory beyond memory.high with no swap cannot be reclaimed:
+	# the task is throttled, which is a memory stall (PSI "some")
+	timeout 8 bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 128" \
+		>/dev/null 2>&1 &
 	local stress=$!
 	journal_wait 15 "$mark" step-down ||
 		{ wait $stress; fail "no step-down within 15 s of memory pressure"; }
@@ -138,8 +157,9 @@ events_since() {
 	thpd_start
 	local mark
 	mark=$(journal_mark)
-	timeout 4 systemd-run --quiet --scope -p MemoryHigh=16M -p MemorySwapMax=0 \
-		"$THP_HELPERS/thp-touch" --size 64 >/dev/null 2>&1 || true
+	pressure_cgroup
+	timeout 4 bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 64" \
+		>/dev/null 2>&1 || true
 	assert_equal "$(thp_get enabled)" always
 	run -0 journal_messages "$mark" step-down
 	assert_output ""
