@@ -42,7 +42,9 @@ n=$(git mailsplit -o"$work" "$series")
 
 bad=0
 for p in "$work"/*; do
-	subj=$(sed -n 's/^Subject: \(\[PATCH[^]]*\] \)\?//p' "$p" | head -1)
+	# the Subject header, unfolded
+	subj=$(awk '/^Subject:/ { s = $0; while ((getline l) > 0 && l ~ /^[ \t]/) s = s l; print s; exit }' "$p" |
+		sed 's/^Subject: \(\[PATCH[^]]*\] \)\?//; s/[[:space:]]\+/ /g')
 	# checkpatch exits non-zero on errors and warnings but not on checks:
 	# judge by its summary line
 	report=$(cd "$tree" && perl scripts/checkpatch.pl --strict --no-color "$p" 2>&1) || true
