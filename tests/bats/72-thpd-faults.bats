@@ -129,13 +129,29 @@ in_thpd_ns() {
 	[ "$(reply_field .enabled)" = madvise ] || fail "status does not show the real state: $REPLY_JSON"
 }
 
-@test "socket flood: 200 clients at once, 3 rounds: thpd survives, answers or says busy, then serves" {
+@test "socket flood: 200 clients at once, 3 rounds: each is answered or told busy, thpd keeps serving" {
 	run -0 timeout 120 "$THP_HELPERS/thp-stress-sock" --socket "$SOCK" --flood 200 --rounds 3 \
 		--timeout-ms 20000
 	echo "# $(echo $output)" >&3
 	assert_kv flood_ok -gt 0
+	# every client hears back: served, or told busy; never dropped unanswered
+	assert_kv flood_closed -eq 0
 	assert_kv flood_timeout -eq 0
 	assert_kv flood_error -eq 0
+	assert_still_serving
+}
+
+@test "one unprivileged user floods: it is told busy beyond its share, root is still served" {
+	run -0 timeout 120 setpriv --reuid=65534 --regid=65534 --clear-groups -- \
+		"$THP_HELPERS/thp-stress-sock" --socket "$SOCK" --flood 100 --rounds 2 --timeout-ms 20000 --ping
+	echo "# nobody: $(echo $output)" >&3
+	assert_kv flood_ok -gt 0
+	assert_kv flood_closed -eq 0
+	assert_kv flood_timeout -eq 0
+	assert_kv flood_error -eq 0
+	run -0 timeout 60 "$THP_HELPERS/thp-stress-sock" --socket "$SOCK" --flood 50 --timeout-ms 20000
+	echo "# root: $(echo $output)" >&3
+	assert_kv flood_ok -eq 50
 	assert_still_serving
 }
 
