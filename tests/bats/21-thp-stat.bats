@@ -55,7 +55,7 @@ field() {
 	[ "$g" -ge 8 ] || fail "global thp_fault_alloc delta expected >= 8, seen $g"
 }
 
-@test "fallback: MADV_NOHUGEPAGE region counts nothing, mode never counts nothing" {
+@test "MADV_NOHUGEPAGE: no hugepage, nothing counted" {
 	thp_set enabled 1
 	run -0 "$THP_HELPERS/thp-touch" --size 8 --nohugepage
 	assert_kv pattern = ok

@@ -185,12 +185,13 @@ thp_eligible() {
 			fail "writing '$w': expected EINVAL, seen status $status '$output'"
 	done
 	[ "$(cat "$f")" = default ] || fail "bad writes changed the policy to $(cat "$f")"
-	# an unprivileged user, on root's process: the write is refused
-	run setpriv --reuid=65534 --regid=65534 --clear-groups sh -c "echo advise >$f"
+	# an unprivileged user, on root's process: the write is refused (bash, not
+	# dash: dash's echo reports every write error as "I/O error")
+	run setpriv --reuid=65534 --regid=65534 --clear-groups bash -c "echo advise >$f"
 	[[ $status -ne 0 && $output == *"Operation not permitted"* ]] ||
 		fail "uid 65534 writing root's thp_policy: expected EPERM, seen status $status '$output'"
 	# ... and on its own process
-	run setpriv --reuid=65534 --regid=65534 --clear-groups sh -c 'echo advise >/proc/$$/thp_policy'
+	run setpriv --reuid=65534 --regid=65534 --clear-groups bash -c 'echo advise >/proc/$$/thp_policy'
 	[[ $status -ne 0 && $output == *"Operation not permitted"* ]] ||
 		fail "uid 65534 writing its own thp_policy: expected EPERM, seen status $status '$output'"
 	# reading another user's policy needs ptrace read access
