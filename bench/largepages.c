@@ -19,6 +19,8 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "thp.h"
+
 #define HPAGE (2UL << 20)
 
 static uint64_t now_us(void)
@@ -39,24 +41,10 @@ static long minflt(void)
 
 static long anon_huge_kib(void *addr)
 {
-	char line[512];
-	unsigned long start, end;
-	long kib = -1;
-	int in = 0;
-	FILE *f = fopen("/proc/self/smaps", "re");
+	long kib;
+	int r = thp_smaps_vma_kib(0, (unsigned long)addr, "AnonHugePages", &kib);
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			in = start <= (unsigned long)addr && (unsigned long)addr < end;
-			continue;
-		}
-		if (in && sscanf(line, "AnonHugePages: %ld kB", &kib) == 1)
-			break;
-	}
-	fclose(f);
-	return kib;
+	return r < 0 ? r : kib;
 }
 
 static uint64_t thp_stat(const char *name)

@@ -164,3 +164,41 @@ int thp_policy_set(pid_t pid, int policy)
 	policy_path(pid, path, sizeof(path));
 	return thp_write_file(path, policy_names[policy]);
 }
+
+int thp_smaps_vma_kib(pid_t pid, unsigned long addr, const char *field, long *kib)
+{
+	char rel[64], path[4096], line[512];
+	size_t flen = strlen(field);
+	unsigned long start, end;
+	bool in = false;
+	int r = -ENOENT;
+	FILE *f;
+
+	if (pid > 0)
+		snprintf(rel, sizeof(rel), "/proc/%d/smaps", (int)pid);
+	else
+		snprintf(rel, sizeof(rel), "/proc/self/smaps");
+	r = thp_path(path, sizeof(path), rel);
+	if (r < 0)
+		return r;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	r = -ENOENT;
+	while (fgets(line, sizeof(line), f)) {
+		char *dash = strchr(line, '-'), *space = strchr(line, ' ');
+
+		/* a VMA header: "start-end perms ..." */
+		if (dash && space && dash < space &&
+		    sscanf(line, "%lx-%lx ", &start, &end) == 2) {
+			in = start <= addr && addr < end;
+			continue;
+		}
+		if (in && strncmp(line, field, flen) == 0 && line[flen] == ':') {
+			r = sscanf(line + flen + 1, "%ld", kib) == 1 ? 0 : -EBADMSG;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
+}

@@ -121,5 +121,11 @@ const char *thp_policy_name(int policy);	/* "unknown" if out of range */
  */
 int thp_policy_get(pid_t pid, int *policy);
 int thp_policy_set(pid_t pid, int policy);
+/*
+ * A "Name: N kB" field (e.g. "AnonHugePages") of the VMA containing addr in
+ * <root>/proc/<pid>/smaps, in KiB. pid <= 0 means "self". -ENOENT if no VMA
+ * contains addr or it has no such field.
+ */
+int thp_smaps_vma_kib(pid_t pid, unsigned long addr, const char *field, long *kib);
 
 #endif

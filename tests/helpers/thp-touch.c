@@ -124,24 +124,10 @@ static bool check(const uint64_t *p, size_t words, uint64_t seed)
 /* AnonHugePages of the VMA starting at addr, in KiB; -errno */
 static long anon_huge_kib(void *addr)
 {
-	char line[512];
-	unsigned long start, end;
-	bool in = false;
-	long kib = -ENOENT;
-	FILE *f = fopen("/proc/self/smaps", "re");
+	long kib;
+	int r = thp_smaps_vma_kib(0, (unsigned long)addr, "AnonHugePages", &kib);
 
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-%lx ", &start, &end) == 2 && strchr(line, '-') < strchr(line, ' ')) {
-			in = start == (unsigned long)addr;
-			continue;
-		}
-		if (in && sscanf(line, "AnonHugePages: %ld kB", &kib) == 1)
-			break;
-	}
-	fclose(f);
-	return kib;
+	return r < 0 ? r : kib;
 }
 
 int main(int argc, char **argv)

@@ -273,6 +273,32 @@ static void test_proto(void)
 	json_object_put(o);
 }
 
+static void test_smaps(void)
+{
+	long kib = -1;
+
+	put("proc/7/smaps",
+	    "00400000-00452000 r-xp 00000000 08:02 173521 /usr/bin/x\n"
+	    "AnonHugePages:         0 kB\n"
+	    "7f0000000000-7f0000800000 rw-p 00000000 00:00 0 \n"
+	    "Rss:                8192 kB\n"
+	    "AnonHugePages:      6144 kB\n"
+	    "7f0000800000-7f0000a00000 rw-p 00000000 00:00 0 [anon:x y]\n"
+	    "AnonHugePages:      2048 kB\n");
+	ok(thp_smaps_vma_kib(7, 0x7f0000000000UL, "AnonHugePages", &kib) == 0 && kib == 6144,
+	   "smaps: AnonHugePages of the VMA starting at addr");
+	ok(thp_smaps_vma_kib(7, 0x7f00007ff000UL, "AnonHugePages", &kib) == 0 && kib == 6144,
+	   "smaps: an address inside the VMA finds it");
+	ok(thp_smaps_vma_kib(7, 0x7f0000800000UL, "AnonHugePages", &kib) == 0 && kib == 2048,
+	   "smaps: the end is exclusive, the next VMA answers");
+	ok(thp_smaps_vma_kib(7, 0x7f0000000000UL, "Anon", &kib) == -ENOENT,
+	   "smaps: a field name must match whole");
+	ok(thp_smaps_vma_kib(7, 0x1000UL, "AnonHugePages", &kib) == -ENOENT,
+	   "smaps: no VMA at addr -> ENOENT");
+	ok(thp_smaps_vma_kib(8, 0x1000UL, "AnonHugePages", &kib) == -ENOENT,
+	   "smaps: no such process -> ENOENT");
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/thp-test-lib.XXXXXX";
@@ -291,6 +317,7 @@ int main(void)
 	test_buddyinfo();
 	test_policy();
 	test_proto();
+	test_smaps();
 
 	printf("1..%d\n", test_no);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
