@@ -17,6 +17,10 @@
 # env: THP_KERNEL=bzImage (use this kernel, not the cached build of the
 #      series), THP_CACHE, THP_KCONFIG_FLAVOR/THP_KCONFIG_EXTRA (debug kernel)
 #
+# watchdog_thresh=60: a TCG vCPU thread starved by a loaded host looks like a
+# CPU stuck in the kernel; at the default 10 (a report after 20 s) a grep
+# reading procfs was reported as a soft lockup at host load 10. Real lockups
+# are still reported, after 120 s.
 # no_timer_check: under a loaded TCG host the kernel's IO-APIC timer check can
 # fail ("IO-APIC + timer doesn't work") and panic the boot (seen here once).
 #
@@ -94,7 +98,7 @@ qemu-img create -q -f qcow2 -F raw -b "$image" "$run/disk.qcow2"
 : >"$results/stream"
 chmod 0777 "$results"
 
-cmdline="console=ttyS0 root=/dev/vda rw panic=-1 no_timer_check thp.harness=1 ${icount:+thp.icount=1 }$cmdline_extra"
+cmdline="console=ttyS0 root=/dev/vda rw panic=-1 no_timer_check watchdog_thresh=60 thp.harness=1 ${icount:+thp.icount=1 }$cmdline_extra"
 qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$memory"
 	${icount:+-icount "$icount"}
 	-no-reboot -nic none
