@@ -61,7 +61,8 @@ start_victims() {
 	assert_failure
 	[ "$(cat "/proc/$VICTIM/thp_policy")" = advise ] || fail "nobody changed root's policy"
 	# its own: readable, but writing needs CAP_SYS_ADMIN (EPERM)
-	run "${NOBODY[@]}" sh -c 'cat /proc/self/thp_policy; echo never >/proc/self/thp_policy'
+	# bash, not dash: dash's echo reports every write error as "I/O error"
+	run "${NOBODY[@]}" bash -c 'cat /proc/self/thp_policy; echo never >/proc/self/thp_policy'
 	assert_failure
 	assert_output --partial default
 	assert_output --partial "Operation not permitted"
