@@ -7,7 +7,8 @@
 #   make vm         boot the guest with a root shell on this terminal
 #   make vm-exec SCRIPT=path [ARGS=...]   run a script as root in the guest
 #   make demo       build what is missing, boot, show THP working
-#   make check      everything missing, then host tests, a fuzz smoke run, guest suites
+#   make check      everything missing, then host tests, a fuzz smoke run,
+#                   checkpatch on the series, the guest suites
 #   make check-debug  the guest suites on a DEBUG_VM/lockdep/KASAN kernel
 #   make bench      benchmarks in the guest (figures and ratios, never pass/fail)
 #   make checkpatch scripts/checkpatch.pl --strict on every patch of the series
@@ -119,6 +120,7 @@ check: deps-quiet
 	@rm -f build/results/host.tap; rc=0; \
 	$(MAKE) --no-print-directory check-host || rc=1; \
 	$(MAKE) --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS=1 || rc=1; \
+	$(MAKE) --no-print-directory checkpatch || rc=1; \
 	rm -f build/vm/last; $(MAKE) --no-print-directory check-guest || rc=1; \
 	tests/vm/tap-summary.sh check build/results/host.tap build/vm/last/results/tap.*; \
 	exit $$rc
