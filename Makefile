@@ -117,12 +117,14 @@ check-guest: kernel image payload
 # host tests, then the guest suites; one closing "N passed, N failed" line
 check: deps-quiet
 	$(MAKE) --no-print-directory programs
-	@rm -f build/results/host.tap; rc=0; \
+	@rm -f build/results/host.tap build/results/guest.tap; rc=0; \
 	$(MAKE) --no-print-directory check-host || rc=1; \
 	$(MAKE) --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS=1 || rc=1; \
 	$(MAKE) --no-print-directory checkpatch || rc=1; \
-	rm -f build/vm/last; $(MAKE) --no-print-directory check-guest || rc=1; \
-	tests/vm/tap-summary.sh check build/results/host.tap build/vm/last/results/tap.*; \
+	$(MAKE) --no-print-directory check-guest || rc=1; \
+	$(MAKE) --no-print-directory check-guest SUITES=20-modes.bats \
+		VM="$(VM) --cmdline transparent_hugepage=2 --filter 'command line'" || rc=1; \
+	tests/vm/tap-summary.sh check build/results/host.tap build/results/guest.tap; \
 	exit $$rc
 
 # the same suites (and the stress suite) on a kernel with DEBUG_VM, lockdep,

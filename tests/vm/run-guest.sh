@@ -5,6 +5,7 @@
 #   --suites "a.bats b.bats"  check: only these (paths relative to tests/bats
 #                             or under it); default all, then the after-reboot
 #                             suites in tests/bats/reboot/ after a guest reboot
+#   --filter REGEX            check: only tests whose name matches (bats --filter)
 #   --script PATH             exec: run PATH as root in the guest with ARGS
 #   --timeout SEC             hard limit per boot (default: check 2400,
 #                             exec 1800, shell 14400); THP_VM_TIMEOUT too
@@ -31,13 +32,14 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
-payload= mode= suites= script= timeout=${THP_VM_TIMEOUT:-} accel=tcg,thread=multi
+payload= mode= suites= filter= script= timeout=${THP_VM_TIMEOUT:-} accel=tcg,thread=multi
 memory=2048 cmdline_extra= smp=2 icount=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--payload) payload=$2; shift 2 ;;
 	--mode) mode=$2; shift 2 ;;
 	--suites) suites=$2; shift 2 ;;
+	--filter) filter=$2; shift 2 ;;
 	--script) script=$2; shift 2 ;;
 	--timeout) timeout=$2; shift 2 ;;
 	--kvm) accel=kvm; shift ;;
@@ -85,6 +87,7 @@ log "run directory: $run"
 {
 	echo "MODE=$mode"
 	printf 'SUITES=%q\n' "$suites"
+	printf 'FILTER=%q\n' "$filter"
 	[ -z "$script" ] || echo "SCRIPT=script"
 } >"$run/payload/run.conf"
 if [ -n "$script" ]; then
@@ -165,6 +168,10 @@ fi
 
 if [ "$mode" = check ]; then
 	"$top/tests/vm/tap-summary.sh" guest "$results"/tap.* >&2
+	# make check's closing line counts every guest run of the invocation
+	mkdir -p "$top/build/results"
+	cat "$results"/tap.* >>"$top/build/results/guest.tap" 2>/dev/null || true
+	[ $status = 0 ] || echo "not ok - guest run $(basename "$run") failed (exit $status)" >>"$top/build/results/guest.tap"
 fi
 log "results: $results (exit $status)"
 exit $status
