@@ -75,7 +75,7 @@ END {
 		if (b == "") { printf "%-10s %13.1f %-2s %16s %10s\n", p[1], a, (p[2] ~ /ns/ ? "ns" : "us"), "not measured", "-"; continue }
 		printf "%-10s %13.1f %-2s %13.1f %-2s %10s\n", p[1], a, (p[2] ~ /ns/ ? "ns" : "us"), b, (p[2] ~ /ns/ ? "ns" : "us"), ratio(a, b)
 	}
-	print "goal: within 1% (ratio <= 1.010); TCG timing noise is larger than that: see the min..max spread"
+	print "goal: within 1% (ratio <= 1.010); under -icount repeated runs agree to about 0.1%"
 	print ""
 	print "3. launch: thpctl run -- /bin/true vs /bin/true, microseconds per launch (medians)"
 	for (bi = 1; bi <= 2; bi++) {
