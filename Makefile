@@ -12,6 +12,7 @@
 #   make check-debug  the guest suites on a DEBUG_VM/lockdep/KASAN kernel
 #   make bench      benchmarks in the guest (figures and ratios, never pass/fail)
 #   make checkpatch scripts/checkpatch.pl --strict on every patch of the series
+#   make check-series  build bzImage after each patch in turn (slow)
 #   make install    DESTDIR=, PREFIX=
 
 SHELL := /bin/bash
@@ -72,7 +73,7 @@ programs: $(PROGRAMS) $(HELPERS)
 install: $(INSTALL_TARGETS)
 
 .PHONY: all programs deps kernel image payload vm vm-exec demo check check-host \
-	check-guest check-debug bench checkpatch install clean
+	check-guest check-debug check-series bench checkpatch install clean
 
 deps:
 	tests/vm/deps.sh
@@ -136,6 +137,10 @@ check-debug: deps-quiet programs image payload
 
 bench: deps-quiet kernel image payload
 	THP_CACHE=$(THP_CACHE) tests/vm/bench.sh $(VM)
+
+# build bzImage after each patch of the series in turn (slow; not in check)
+check-series: deps-quiet
+	THP_CACHE=$(THP_CACHE) tests/vm/build-each-patch.sh
 
 checkpatch:
 	THP_CACHE=$(THP_CACHE) tests/vm/checkpatch.sh
