@@ -156,6 +156,30 @@ static const char *sort_field(const char *s, const struct thp_state *st)
 	return NULL;
 }
 
+/* The rows of ps, grown as they come and sorted before output. */
+struct row_vec {
+	struct json_object **v;
+	size_t n, cap;
+};
+
+/* Appends row, or drops it and returns -ENOMEM. */
+static int rows_push(struct row_vec *rv, struct json_object *row)
+{
+	if (rv->n == rv->cap) {
+		size_t cap = rv->cap * 2 + 16;
+		struct json_object **nv = realloc(rv->v, cap * sizeof(*nv));
+
+		if (!nv) {
+			json_object_put(row);
+			return -ENOMEM;
+		}
+		rv->v = nv;
+		rv->cap = cap;
+	}
+	rv->v[rv->n++] = row;
+	return 0;
+}
+
 int verb_ps(struct verb_args *a)
 {
 	static const struct option opts[] = {
@@ -164,10 +188,10 @@ int verb_ps(struct verb_args *a)
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
-	struct json_object *rows, **v = NULL;
+	struct row_vec rv = {};
+	struct json_object *rows;
 	const char *sort = "pid";
 	struct thp_state st;
-	size_t n = 0, cap = 0;
 	int c, rc = EXIT_OK;
 
 	optind = 1;
@@ -229,16 +253,8 @@ int verb_ps(struct verb_args *a)
 				rc = EXIT_FAIL;
 				continue;
 			}
-			if (n == cap) {
-				struct json_object **nv = realloc(v, (cap = cap * 2 + 16) * sizeof(*v));
-
-				if (!nv) {
-					json_object_put(row);
-					break;
-				}
-				v = nv;
-			}
-			v[n++] = row;
+			if (rows_push(&rv, row) < 0)
+				break;
 		}
 	} else {
 		DIR *d = opendir(full_path("/proc"));
@@ -258,26 +274,18 @@ int verb_ps(struct verb_args *a)
 			/* gone, kernel threads, not ours to read: skipped silently */
 			if (ps_row(pid, &st, &row, &what) < 0)
 				continue;
-			if (n == cap) {
-				struct json_object **nv = realloc(v, (cap = cap * 2 + 16) * sizeof(*v));
-
-				if (!nv) {
-					json_object_put(row);
-					break;
-				}
-				v = nv;
-			}
-			v[n++] = row;
+			if (rows_push(&rv, row) < 0)
+				break;
 		}
 		closedir(d);
 	}
-	if (n)
-		qsort(v, n, sizeof(*v), row_cmp);
+	if (rv.n)
+		qsort(rv.v, rv.n, sizeof(*rv.v), row_cmp);
 	rows = json_object_new_array();
-	for (size_t i = 0; i < n; i++)
-		if (!rows || json_object_array_add(rows, v[i]) < 0)
-			json_object_put(v[i]);
-	free(v);
+	for (size_t i = 0; i < rv.n; i++)
+		if (!rows || json_object_array_add(rows, rv.v[i]) < 0)
+			json_object_put(rv.v[i]);
+	free(rv.v);
 	if (output(rows, a->json) < 0)
 		return EXIT_FAIL;
 	return rc;
