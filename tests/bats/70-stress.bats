@@ -20,14 +20,7 @@ STATE=${BATS_FILE_TMPDIR:-/tmp}/thp-stress.state
 setup_file() {
 	thp_save_knobs
 	: >"$STATE"
-	# thpd (when installed) may set the mode itself: keep it out of the way
-	local u
-	for u in thpd.service thpd.socket; do
-		if systemctl -q is-active "$u" 2>/dev/null; then
-			echo "restart $u" >>"$STATE"
-			systemctl stop "$u"
-		fi
-	done
+	thpd_units_stop "$STATE.thpd"
 	echo 0 >"$THP/khugepaged/scan_sleep_millisecs"
 	echo 0 >"$THP/khugepaged/alloc_sleep_millisecs"
 	echo 4096 >"$THP/khugepaged/pages_to_scan"
@@ -79,9 +72,7 @@ teardown_file() {
 		esac
 	done <"$STATE"
 	thp_restore_knobs
-	while read -r what arg; do
-		[ "$what" = restart ] && systemctl start "$arg"
-	done <"$STATE"
+	thpd_units_restart "$STATE.thpd"
 	return 0
 }
 

@@ -13,23 +13,12 @@ RANDOM_CASES=${THP_ADVERSARIAL_RANDOM:-300}
 
 setup_file() {
 	thp_save_knobs
-	# thpd (when installed) could rewrite the mode under us
-	: >"$BATS_FILE_TMPDIR/restart"
-	local u
-	for u in thpd.service thpd.socket; do
-		if systemctl -q is-active "$u" 2>/dev/null; then
-			echo "$u" >>"$BATS_FILE_TMPDIR/restart"
-			systemctl stop "$u"
-		fi
-	done
+	thpd_units_stop "$BATS_FILE_TMPDIR/restart"
 }
 
 teardown_file() {
 	thp_restore_knobs
-	local u
-	while read -r u; do
-		systemctl start "$u"
-	done <"$BATS_FILE_TMPDIR/restart"
+	thpd_units_restart "$BATS_FILE_TMPDIR/restart"
 	return 0
 }
 

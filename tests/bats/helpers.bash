@@ -88,3 +88,26 @@ vmstat() {
 have_thp_stack_kernel() {
 	[ -e "$THP/mode" ]
 }
+
+# thpd_units_stop FILE: stop thpd and its socket, where installed and
+# active, so they cannot rewrite the mode under a suite; the units stopped
+# are listed in FILE for thpd_units_restart (teardown_file)
+thpd_units_stop() {
+	local u
+	: >"$1"
+	for u in thpd.service thpd.socket; do
+		if systemctl -q is-active "$u" 2>/dev/null; then
+			echo "$u" >>"$1"
+			systemctl stop "$u"
+		fi
+	done
+}
+
+# thpd_units_restart FILE: start again what thpd_units_stop stopped
+thpd_units_restart() {
+	local u
+	[ -f "$1" ] || return 0
+	while read -r u; do
+		systemctl start "$u"
+	done <"$1"
+}
