@@ -34,7 +34,8 @@
  * non-negative values, thp_fault_fallback_charge <= thp_fault_fallback,
  * thp_pmd_mapped <= the hugepages it has mapped, and thp_collapse_alloc <= the
  * collapse attempts it can have seen (its MADV_COLLAPSE hugepages plus one per
- * hugepage per khugepaged full scan).
+ * hugepage per khugepaged pass: full scans, and the restarts that leaving
+ * "never" causes, which the mode flipper counts).
  *
  * --inject-corruption flips one byte behind the checker's back (the suite
  * uses it to prove that corruption is detected).
@@ -80,13 +81,13 @@
 enum counter {
 	C_OPS, C_BYTES, C_CORRUPT, C_ERRORS, C_VIOLATIONS, C_FORKS, C_SPLITS,
 	C_COLLAPSE_OK, C_COLLAPSE_FAIL, C_MODE_FLIPS, C_POLICY_FLIPS, C_SELF_POLICY,
-	C_SWAP_PASSES, C_NR
+	C_SWAP_PASSES, C_KHUGEPAGED_STARTS, C_NR
 };
 
 static const char *const counter_name[C_NR] = {
 	"ops", "bytes_verified", "corrupted_bytes", "errors", "violations", "forks",
 	"splits", "collapse_ok", "collapse_failed", "mode_flips", "policy_flips",
-	"self_policy_flips", "swap_passes",
+	"self_policy_flips", "swap_passes", "khugepaged_starts",
 };
 
 struct shared {
@@ -415,14 +416,23 @@ static uint64_t full_scans(void)
 /* what a worker knows to bound its own thp_stat */
 struct bounds {
 	uint64_t full_scans_start;
+	uint64_t starts_start;		/* C_KHUGEPAGED_STARTS when the worker began */
 	uint64_t collapse_hpages;	/* hugepages passed to MADV_COLLAPSE */
 	uint64_t max_hpages;		/* hugepages mapped at most at once */
 };
 
+static struct bounds bounds_start(void)
+{
+	return (struct bounds){
+		.full_scans_start = full_scans(),
+		.starts_start = __atomic_load_n(&sh->c[C_KHUGEPAGED_STARTS], __ATOMIC_RELAXED),
+	};
+}
+
 static void check_thp_stat(const struct bounds *b)
 {
 	struct stat_set s;
-	uint64_t fb = 0, fbc = 0, coll = 0, pmd = 0, limit;
+	uint64_t fb = 0, fbc = 0, coll = 0, pmd = 0, limit, passes, scans, starts;
 	int r = read_stats("/proc/self/thp_stat", "thp_", &s);
 
 	if (r == -ENOENT)
@@ -436,21 +446,26 @@ static void check_thp_stat(const struct bounds *b)
 		violation("thp_stat: thp_fault_fallback_charge %" PRIu64
 			  " > thp_fault_fallback %" PRIu64, fbc, fb);
 	/*
-	 * khugepaged should visit an mm at most once per full scan, plus the
-	 * passes in progress when the worker started and when it checks (+2).
-	 * On the full series, with per-process policies flipping, a split
-	 * worker counted 70 collapse allocations against 8 hugepages x 7
-	 * scans. Not yet explained (policy changes registering the mm with
-	 * khugepaged again is the first suspect), so the bound is checked only
-	 * when no policy flips run; the open question is on issue 7.
+	 * khugepaged visits each address of an mm at most once per pass over
+	 * its mm list. A pass ends either by wrapping (khugepaged/full_scans
+	 * counts it) or because the thread was stopped: writing "never" stops
+	 * khugepaged, which forgets its cursor (khugepaged_scan.mm_slot =
+	 * NULL) without counting a full scan, and the next enabling write
+	 * starts a new thread from the head of the list. So the passes seen
+	 * are at most the full scans plus the restarts the mode flipper made,
+	 * plus the passes in progress when the worker began and when it
+	 * checks (+2).
 	 */
-	limit = b->collapse_hpages + (full_scans() - b->full_scans_start + 2) * b->max_hpages;
-	if (!have_policy_prctl && !have_policy_proc &&
-	    stat_get(&s, "thp_collapse_alloc", &coll) && coll > limit)
+	scans = full_scans() - b->full_scans_start;
+	starts = __atomic_load_n(&sh->c[C_KHUGEPAGED_STARTS], __ATOMIC_RELAXED) - b->starts_start;
+	passes = scans + starts + 2;
+	limit = b->collapse_hpages + passes * b->max_hpages;
+	if (stat_get(&s, "thp_collapse_alloc", &coll) && coll > limit)
 		violation("thp_stat: thp_collapse_alloc %" PRIu64 " > %" PRIu64
 			  " possible attempts (%" PRIu64 " MADV_COLLAPSE hugepages, %" PRIu64
-			  " hugepages, khugepaged full scans %" PRIu64 "+1)", coll, limit,
-			  b->collapse_hpages, b->max_hpages, full_scans() - b->full_scans_start);
+			  " hugepages x (%" PRIu64 " full scans + %" PRIu64
+			  " khugepaged restarts + 2))", coll, limit,
+			  b->collapse_hpages, b->max_hpages, scans, starts);
 	if (stat_get(&s, "thp_pmd_mapped", &pmd) && pmd > b->max_hpages)
 		violation("thp_stat: thp_pmd_mapped %" PRIu64 " > %" PRIu64
 			  " hugepages this worker maps", pmd, b->max_hpages);
@@ -488,7 +503,7 @@ static void worker_start(const char *name, unsigned long idx)
 /* COW: fork, both sides write and check their own view */
 static int run_cow(unsigned long idx)
 {
-	struct bounds b = { .full_scans_start = full_scans() };
+	struct bounds b = bounds_start();
 	struct region r;
 	int e;
 
@@ -562,7 +577,7 @@ static int run_cow(unsigned long idx)
 /* splits inside hugepages; the touched hugepage is checked after each */
 static int run_split(unsigned long idx)
 {
-	struct bounds b = { .full_scans_start = full_scans() };
+	struct bounds b = bounds_start();
 	struct region r;
 	int e;
 
@@ -666,7 +681,7 @@ static int run_split(unsigned long idx)
 /* PTE-map hugepages, then MADV_COLLAPSE them */
 static int run_collapse(unsigned long idx)
 {
-	struct bounds b = { .full_scans_start = full_scans() };
+	struct bounds b = bounds_start();
 	struct region r;
 	int e;
 
@@ -720,7 +735,7 @@ static int run_collapse(unsigned long idx)
 /* in a memcg smaller than the region: swap out and in all the time */
 static int run_swap(unsigned long idx)
 {
-	struct bounds b = { .full_scans_start = full_scans() };
+	struct bounds b = bounds_start();
 	char path[4096], pid[32];
 	struct region r;
 	int e;
@@ -826,11 +841,31 @@ static void check_mode_state(const char *file, const char *v, const char *defrag
 			  v, file, mode, want_mode, en, df);
 }
 
+/*
+ * Leaving "never" starts a new khugepaged thread, which scans from the head
+ * of its list again (start_stop_khugepaged()); the workers' collapse bound
+ * counts these restarts.
+ */
+static void count_khugepaged_start(bool *was_never)
+{
+	char en[32];
+	int r = read_word("enabled", en, sizeof(en));
+
+	if (r < 0) {
+		sys_error("reading enabled", -r);
+		return;
+	}
+	if (*was_never && strcmp(en, "never"))
+		add(C_KHUGEPAGED_STARTS, 1);
+	*was_never = strcmp(en, "never") == 0;
+}
+
 static int run_mode_flipper(void)
 {
 	static const char *const words[] = { "always", "madvise", "never", "0", "1", "2" };
 	static const char *const defrags[] = { "always", "defer", "defer+madvise", "madvise", "never" };
 	char en0[32], df0[32];
+	bool was_never;
 	int r;
 
 	worker_start("mode-flip", 0);
@@ -839,6 +874,7 @@ static int run_mode_flipper(void)
 		sys_error("reading enabled/defrag", -r);
 		return 3;
 	}
+	was_never = strcmp(en0, "never") == 0;
 	while (!time_up()) {
 		size_t nw = have_mode_file ? 6 : 3;
 		const char *v, *file = "enabled";
@@ -862,6 +898,7 @@ static int run_mode_flipper(void)
 			} else {
 				add(C_MODE_FLIPS, 1);
 				check_mode_state(file, v, df);
+				count_khugepaged_start(&was_never);
 			}
 		}
 		sleep_ms(1 + rnd_below(opt_flip_ms * 2));
