@@ -68,7 +68,6 @@ int verb_run(struct verb_args *a)
 		{}
 	};
 	int policy = -1, c;
-	struct thp_state st;
 	char **cmd;
 
 	optind = 1;
@@ -103,11 +102,11 @@ int verb_run(struct verb_args *a)
 		policy = PR_THP_POLICY_ADVISE;
 	cmd = a->argv + optind;
 
-	if (thp_state_read(&st) < 0)
-		/* no THP sysfs at all: no per-process policy either */
-		st.has_thp_policy = false;
-
-	if (st.has_thp_policy) {
+	/*
+	 * Only what run needs: the launch cost is the figure that matters
+	 * here (make bench), so no reading of the sysfs knobs.
+	 */
+	if (thp_exists("/proc/self/thp_policy")) {
 		if (prctl(PR_SET_THP_POLICY, policy, 0, 0, 0) < 0) {
 			log_error("prctl(PR_SET_THP_POLICY, %s): %s", thp_policy_name(policy),
 				  strerror(errno));
