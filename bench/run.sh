@@ -95,27 +95,108 @@ launch() {
 		echo "R section=launch case=true rep=$rep $out"
 		out=$("$H/spawn" 200 thpctl run -- /bin/true)
 		echo "R section=launch case=thpctl-run rep=$rep $out"
+		# the floor for any exec wrapper: one more exec of a small dynamic binary
+		out=$("$H/spawn" 200 env /bin/true)
+		echo "R section=launch case=env rep=$rep $out"
 	done
 }
 
-# thpd idle cost over 60 s and the delay from memory pressure to a switch
+# status fields of a process, in KiB: VmRSS split into anon, file and shmem
+rss_fields() {
+	awk '/^(VmRSS|RssAnon|RssFile|RssShmem):/ {sub(":", "", $1); printf "%s_kib=%s ", tolower($1), $2}' /proc/"$1"/status
+	awk '/^Pss:/ {printf "pss_kib=%s", $2}' /proc/"$1"/smaps_rollup
+}
+
+ctxsw() {
+	awk '/^voluntary_ctxt_switches/ {v=$2} /^nonvoluntary_ctxt_switches/ {n=$2} END {print v+n}' /proc/"$1"/status
+}
+
+# thpd idle cost over 60 s, with the configuration installed in the guest
+thpd_idle() {
+	local pid s0 s1 c0 c1
+	systemctl start thpd.service || { echo "R section=thpd case=idle unavailable=1"; return 1; }
+	sleep 2
+	pid=$(systemctl show -p MainPID --value thpd.service)
+	c0=$(ctxsw "$pid")
+	s0=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
+	sleep "${BENCH_IDLE_SECONDS:-60}"
+	c1=$(ctxsw "$pid")
+	s1=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
+	echo "R section=thpd case=idle rep=1 seconds=${BENCH_IDLE_SECONDS:-60} $(rss_fields "$pid") cpu_ticks=$((s1 - s0)) ctxsw=$((c1 - c0)) watchdog_usec=$(systemctl show -p WatchdogUSec --value thpd.service)"
+	systemctl stop thpd.service
+}
+
+# the first thpd step-down logged after journal cursor $1, as
+# "__REALTIME_TIMESTAMP", or nothing
+step_down_after() {
+	journalctl --sync 2>/dev/null
+	journalctl --no-pager -q -u thpd.service --after-cursor="$1" -o json |
+		jq -r 'select(.THPD_EVENT == "step-down") | .__REALTIME_TIMESTAMP' | head -1
+}
+
+# The delay from memory pressure to the logged switch: a process in a cgroup
+# with memory.high 16M and no swap touches 128 MiB (throttled: a memory
+# stall); thpd's PSI trigger (100 ms of "some" stall in a 1 s window) fires
+# and it steps down. Timed from just before the process starts to the
+# journal entry's own timestamp (both the guest's clock).
+thpd_pressure() {
+	local cg=/sys/fs/cgroup/thp-bench-pressure conf=/etc/thpd/thpd.conf
+	local rep mark t0 ts pid i
+	[ -e /proc/pressure/memory ] || { echo "R section=thpd case=pressure unavailable=1"; return; }
+	[ -e $conf ] && cp -a $conf /run/thp-bench-thpd.conf
+	mkdir -p /etc/thpd
+	cat >$conf <<-EOF
+		[Global]
+		Mode=always
+		Defrag=madvise
+		[Adaptive]
+		Enabled=yes
+		PressureType=some
+		PressureThresholdUSec=100000
+		PressureWindowUSec=1000000
+		MinFreeBlocks=0
+		StepDownMode=madvise
+		StepDownDefrag=defer
+		CalmSec=2
+		CheckIntervalSec=1
+	EOF
+	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+	mkdir -p $cg
+	echo 16M >$cg/memory.high
+	[ ! -e $cg/memory.swap.max ] || echo 0 >$cg/memory.swap.max
+	systemctl restart thpd.service
+	for rep in $(seq 1 "$REPS"); do
+		# stepped up again (calm period over) before the next round
+		for i in $(seq 1 300); do [ "$(knob enabled)" = always ] && break; sleep 0.1; done
+		mark=$(journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
+		t0=$(date +%s%6N)
+		timeout 8 bash -c "echo \$\$ >$cg/cgroup.procs && exec $H/thp-touch --size 128" >/dev/null 2>&1 &
+		pid=$!
+		ts=
+		for i in $(seq 1 150); do
+			ts=$(step_down_after "$mark")
+			[ -n "$ts" ] && break
+			sleep 0.1
+		done
+		wait $pid
+		if [ -n "$ts" ]; then
+			echo "R section=thpd case=pressure rep=$rep delay_ms=$(((ts - t0) / 1000))"
+		else
+			echo "R section=thpd case=pressure rep=$rep missed=1"
+		fi
+	done
+	systemctl stop thpd.service
+	rmdir $cg
+	if [ -e /run/thp-bench-thpd.conf ]; then mv /run/thp-bench-thpd.conf $conf; else rm -f $conf; fi
+}
+
 thpd_bench() {
-	local pid s0 s1 c0 c1 v0 v1 rss
 	if ! systemctl cat thpd.service >/dev/null 2>&1; then
 		echo "R section=thpd case=idle unavailable=1"
 		return
 	fi
-	systemctl start thpd.service || { echo "R section=thpd case=idle unavailable=1"; return; }
-	sleep 2
-	pid=$(systemctl show -p MainPID --value thpd.service)
-	read -r c0 v0 < <(awk '/^voluntary_ctxt_switches/ {v=$2} /^nonvoluntary_ctxt_switches/ {n=$2} END {print v+n, v}' /proc/"$pid"/status)
-	s0=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
-	sleep "${BENCH_IDLE_SECONDS:-60}"
-	read -r c1 v1 < <(awk '/^voluntary_ctxt_switches/ {v=$2} /^nonvoluntary_ctxt_switches/ {n=$2} END {print v+n, v}' /proc/"$pid"/status)
-	s1=$(awk '{print $14 + $15}' /proc/"$pid"/stat)
-	rss=$(awk '/^VmRSS/ {print $2}' /proc/"$pid"/status)
-	echo "R section=thpd case=idle rep=1 seconds=${BENCH_IDLE_SECONDS:-60} rss_kib=$rss cpu_ticks=$((s1 - s0)) ctxsw=$((c1 - c0)) watchdog_usec=$(systemctl show -p WatchdogUSec --value thpd.service)"
-	systemctl stop thpd.service
+	thpd_idle && thpd_pressure
 }
 
 meta
