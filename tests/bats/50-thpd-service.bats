@@ -5,18 +5,8 @@
 load helpers
 load thpd
 
-setup_file() {
-	thpd_setup_file
-}
-
-teardown_file() {
-	thpd_teardown_file
-}
-
 setup() {
-	thpd_reset
-	thp_set enabled madvise
-	thp_set defrag madvise
+	thpd_setup
 }
 
 @test "start: active (running) with the configuration applied" {

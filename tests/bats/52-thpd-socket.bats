@@ -6,18 +6,8 @@
 load helpers
 load thpd
 
-setup_file() {
-	thpd_setup_file
-}
-
-teardown_file() {
-	thpd_teardown_file
-}
-
 setup() {
-	thpd_reset
-	thp_set enabled always
-	thp_set defrag madvise
+	thpd_setup always
 	thpd_start
 }
 

@@ -3,7 +3,9 @@
 #
 # Every suite starts and ends with thpd and thpd.socket stopped, no test
 # configuration or unit drop-ins, no persisted state and the THP knobs as
-# they were: thpd_setup_file / thpd_teardown_file.
+# they were: thpd_setup_file / thpd_teardown_file. They are also the default
+# setup_file and teardown_file (defined at the end); a suite that needs more
+# defines its own and calls them.
 
 THPD_CONF_DIR=/etc/thpd
 THPD_DROPIN=$THPD_CONF_DIR/thpd.conf.d/90-bats-test.conf
@@ -48,6 +50,14 @@ thpd_reset() {
 		timeout 60 systemctl daemon-reload
 	fi
 	systemctl reset-failed thpd.service thpd.socket 2>/dev/null || true
+}
+
+# thpd_setup [ENABLED]: the usual start of a test: thpd_reset, enabled
+# ENABLED (default madvise) and defrag madvise
+thpd_setup() {
+	thpd_reset
+	thp_set enabled "${1:-madvise}"
+	thp_set defrag madvise
 }
 
 thpd_stop() {
@@ -136,4 +146,13 @@ thpd_expected_capeff() {
 	else
 		echo 0000000001000000
 	fi
+}
+
+# the defaults for a suite that loads this file; its own override them
+setup_file() {
+	thpd_setup_file
+}
+
+teardown_file() {
+	thpd_teardown_file
 }
