@@ -95,7 +95,7 @@ END {
 	if (k in unavail || v[k "/vmrss_kib"] == "") print "idle: not measured (thpd unavailable)"
 	else {
 		printf "idle over %s s: %s CPU ticks, %s context switches (watchdog %s us)\n", median(v[k "/seconds"]), median(v[k "/cpu_ticks"]), median(v[k "/ctxsw"]), median(v[k "/watchdog_usec"])
-		printf "memory: RSS %s KiB = anon %s + file %s + shmem %s; PSS %s KiB\n", median(v[k "/vmrss_kib"]), median(v[k "/rssanon_kib"]), median(v[k "/rssfile_kib"]), median(v[k "/rssshmem_kib"]), median(v[k "/pss_kib"])
+		printf "memory: RSS %s KiB = anon %s + file %s + shmem %s; PSS %s KiB; USS (its own) %s KiB\n", median(v[k "/vmrss_kib"]), median(v[k "/rssanon_kib"]), median(v[k "/rssfile_kib"]), median(v[k "/rssshmem_kib"]), median(v[k "/pss_kib"]), median(v[k "/uss_kib"])
 	}
 	k = "patched/thpd/pressure"
 	if (k in unavail || v[k "/delay_ms"] == "") print "pressure -> step-down: not measured"

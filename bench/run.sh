@@ -101,10 +101,11 @@ launch() {
 	done
 }
 
-# status fields of a process, in KiB: VmRSS split into anon, file and shmem
+# memory of a process, in KiB: VmRSS split into anon, file and shmem; PSS; USS
 rss_fields() {
 	awk '/^(VmRSS|RssAnon|RssFile|RssShmem):/ {sub(":", "", $1); printf "%s_kib=%s ", tolower($1), $2}' /proc/"$1"/status
-	awk '/^Pss:/ {printf "pss_kib=%s", $2}' /proc/"$1"/smaps_rollup
+	# USS: what the process alone holds (freed if it exits)
+	awk '/^Pss:/ {p=$2} /^Private_(Clean|Dirty):/ {u+=$2} END {printf "pss_kib=%s uss_kib=%s", p, u}' /proc/"$1"/smaps_rollup
 }
 
 ctxsw() {
