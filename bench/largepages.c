@@ -65,8 +65,9 @@ static uint64_t thp_stat(const char *name)
 int main(int argc, char **argv)
 {
 	unsigned long mib = 256;
-	int advise = 0;
-	char *raw, *p;
+	int advise = 0, r;
+	char *p;
+	void *map;
 	size_t len;
 	uint64_t t0, t1, t2, t3, a0, f0;
 	long fl0, fl1;
@@ -83,13 +84,12 @@ int main(int argc, char **argv)
 		}
 	}
 	len = mib << 20;
-	raw = mmap(NULL, len + HPAGE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (raw == MAP_FAILED) {
-		perror("largepages: mmap");
+	r = thp_mmap_aligned(len, HPAGE, MAP_NORESERVE, &map);
+	if (r < 0) {
+		fprintf(stderr, "largepages: mmap: %s\n", strerror(-r));
 		return 3;
 	}
-	p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
+	p = map;
 	if (advise && madvise(p, len, MADV_HUGEPAGE)) {
 		perror("largepages: madvise");
 		return 3;

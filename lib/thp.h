@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * libthp: what thpctl and thpd share — THP sysfs/procfs access, mode names,
- * counter parsing and the thpd socket protocol. See docs/abi.md.
+ * counter parsing and the thpd socket protocol — and the aligned mappings the
+ * test helpers and benchmarks fault in. See docs/abi.md.
  *
  * Every function returns 0 (or a non-negative value) on success and -errno on
  * failure; none of them prints anything.
@@ -127,5 +128,16 @@ int thp_policy_set(pid_t pid, int policy);
  * contains addr or it has no such field.
  */
 int thp_smaps_vma_kib(pid_t pid, unsigned long addr, const char *field, long *kib);
+
+/* --- memory (lib/thp-mmap.c) --- */
+
+/*
+ * A private anonymous read-write mapping of size bytes at an align-aligned
+ * address (align: a power of two, at least a page), with flags added to
+ * MAP_PRIVATE | MAP_ANONYMOUS (e.g. MAP_NORESERVE). The slack mapped to
+ * align it is unmapped again, so the region is a VMA of its own; munmap(addr,
+ * size) releases it. -EINVAL for a size of 0 or a bad align.
+ */
+int thp_mmap_aligned(size_t size, size_t align, int flags, void **addr);
 
 #endif

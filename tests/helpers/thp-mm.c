@@ -40,6 +40,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "thp.h"
+
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
 #endif
@@ -139,16 +141,13 @@ static bool check_range(const char *p, size_t from, size_t to, uint64_t seed)
 
 static char *map_region(int advice)
 {
-	char *raw = mmap(NULL, size + HPAGE, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	char *p;
+	void *p;
+	int r = thp_mmap_aligned(size, HPAGE, 0, &p);
 
-	if (raw == MAP_FAILED)
+	if (r < 0) {
+		errno = -r;
 		die("mmap");
-	p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
-	if (p > raw)
-		munmap(raw, p - raw);
-	munmap(p + size, raw + HPAGE - p);
+	}
 	if (advice >= 0 && madvise(p, size, advice))
 		die("madvise");
 	return p;

@@ -144,11 +144,12 @@ int main(int argc, char **argv)
 	};
 	unsigned long size_mib = 4, delay_ms = 0;
 	uint64_t seed = 0x5448505f54455354ULL;	/* "THP_TEST" */
-	int advice = -1, c;
+	int advice = -1, c, r;
 	bool hold = false, ok;
 	struct stat_set vm0, vm1, ts0, ts1;
 	bool have_ts;
-	char *raw, *p, *end;
+	char *p, *end;
+	void *map;
 	size_t len;
 	long f0, f1, kib;
 
@@ -189,18 +190,13 @@ int main(int argc, char **argv)
 		goto bad;
 
 	len = size_mib << 20;
-	raw = mmap(NULL, len + HPAGE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (raw == MAP_FAILED) {
-		perror("thp-touch: mmap");
+	/* a 2 MiB-aligned region that is a VMA of its own */
+	r = thp_mmap_aligned(len, HPAGE, MAP_NORESERVE, &map);
+	if (r < 0) {
+		fprintf(stderr, "thp-touch: mmap: %s\n", strerror(-r));
 		return 3;
 	}
-	/* trim to a 2 MiB-aligned region that is a VMA of its own */
-	p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
-	if (p > raw)
-		munmap(raw, (size_t)(p - raw));
-	if (p + len < raw + len + HPAGE)
-		munmap(p + len, (size_t)(raw + len + HPAGE - (p + len)));
+	p = map;
 	if (advice >= 0 && madvise(p, len, advice)) {
 		perror("thp-touch: madvise");
 		return 3;

@@ -8,11 +8,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -299,6 +301,66 @@ static void test_smaps(void)
 	   "smaps: no such process -> ENOENT");
 }
 
+/* is [addr, addr + len) mapped at all? (mincore fails with ENOMEM if not) */
+static bool mapped(const void *addr, size_t len)
+{
+	static unsigned char vec[4096];
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (len + page - 1) / page <= sizeof(vec) && mincore((void *)addr, len, vec) == 0;
+}
+
+/* the bounds of the VMA containing addr, from the real /proc/self/maps */
+static bool vma_of(const void *addr, uintptr_t *start, uintptr_t *end)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = sscanf(line, "%" SCNxPTR "-%" SCNxPTR, start, end) == 2 &&
+			*start <= (uintptr_t)addr && (uintptr_t)addr < *end;
+	fclose(f);
+	return found;
+}
+
+static void test_mmap_aligned(void)
+{
+	const size_t align = 2UL << 20, size = 3 * align;
+	uintptr_t start = 0, end = 0;
+	void *p = NULL;
+	bool own;
+	char *c;
+	int r;
+
+	r = thp_mmap_aligned(size, align, MAP_NORESERVE, &p);
+	ok(r == 0 && ((uintptr_t)p & (align - 1)) == 0, "mmap_aligned: aligned (%p)", p);
+	if (r < 0)
+		return;
+	c = p;
+	c[0] = 1;
+	c[size - 1] = 2;
+	ok(mapped(c, size) && c[0] == 1 && c[size - 1] == 2,
+	   "mmap_aligned: the region is mapped and writable");
+	own = vma_of(c, &start, &end) && start == (uintptr_t)c && end == (uintptr_t)c + size;
+	ok(own, "mmap_aligned: the slack is unmapped, the region is a VMA of its own (%#" PRIxPTR
+	   "-%#" PRIxPTR ")", start, end);
+	munmap(p, size);
+	r = thp_mmap_aligned(5000, align, 0, &p);
+	ok(r == 0 && mapped(p, 8192) && !mapped((char *)p + 8192, 4096),
+	   "mmap_aligned: a size not a page multiple keeps its last page");
+	if (r == 0)
+		munmap(p, 5000);
+	ok(thp_mmap_aligned(0, align, 0, &p) == -EINVAL, "mmap_aligned: size 0 -> EINVAL");
+	ok(thp_mmap_aligned(4096, 3 << 20, 0, &p) == -EINVAL,
+	   "mmap_aligned: align not a power of two -> EINVAL");
+	ok(thp_mmap_aligned(4096, 512, 0, &p) == -EINVAL, "mmap_aligned: align below a page -> EINVAL");
+	ok(thp_mmap_aligned(SIZE_MAX - 4096, align, 0, &p) == -ENOMEM,
+	   "mmap_aligned: a size that overflows -> ENOMEM");
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/thp-test-lib.XXXXXX";
@@ -318,6 +380,7 @@ int main(void)
 	test_policy();
 	test_proto();
 	test_smaps();
+	test_mmap_aligned();
 
 	printf("1..%d\n", test_no);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
