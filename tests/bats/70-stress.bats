@@ -108,7 +108,7 @@ state_reason() {
 		--seconds "$STRESS_SECONDS" "${memcg[@]}"
 	swpout1=$(vmstat pswpout)
 	echo "# $(grep '^thp-stress: ' <<<"$output")" >&3
-	echo "# mode_file=$(kv mode_file) policy_prctl=$(kv policy_prctl) policy_procfs=$(kv policy_procfs) forks=$(kv forks) splits=$(kv splits) collapse_ok=$(kv collapse_ok) collapse_failed=$(kv collapse_failed) mode_flips=$(kv mode_flips) policy_flips=$(kv policy_flips) self_policy_flips=$(kv self_policy_flips) swap_passes=$(kv swap_passes) pswpout=$((swpout1 - swpout0))" >&3
+	echo "# mode_file=$(kv mode_file) policy_prctl=$(kv policy_prctl) policy_procfs=$(kv policy_procfs) forks=$(kv forks) splits=$(kv splits) collapse_ok=$(kv collapse_ok) collapse_failed=$(kv collapse_failed) mode_flips=$(kv mode_flips) policy_flips=$(kv policy_flips) self_policy_flips=$(kv self_policy_flips) swap_passes=$(kv swap_passes) khugepaged_starts=$(kv khugepaged_starts) pswpout=$((swpout1 - swpout0))" >&3
 	assert_success
 	assert_kv corrupted_bytes -eq 0
 	assert_kv violations -eq 0
