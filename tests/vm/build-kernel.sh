@@ -13,6 +13,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/vm/lib.sh
+. "$top/tests/vm/lib.sh"
 cache=${THP_CACHE:-/var/cache/thp-stack}
 flavor=default
 patch=$top/kernel/sysfs-thp.patch
@@ -40,9 +42,10 @@ key=$(
 	{
 		echo "linux-source-6.1 $version"
 		stat -c '%s %Y' "$tarball"
-		echo "series: $patch"
+		# contents, never paths: a clone elsewhere finds the same build
+		echo "flavor: $flavor"
 		[ -f "$patch" ] && sha256sum <"$patch"
-		for f in "${frags[@]}" "$top/tests/vm/kconfig.sh" "$0"; do
+		for f in "${frags[@]}" "$top/tests/vm/kconfig.sh" "$top/tests/vm/lib.sh" "$0"; do
 			sha256sum <"$f"
 		done
 	} | sha256sum | cut -c1-16
@@ -71,7 +74,7 @@ if [ -s "$patch" ]; then
 	n=$(git mailsplit -o"$work/series" "$patch")
 	log "applying $n patch(es) from kernel/sysfs-thp.patch"
 	for p in "$work"/series/*; do
-		subj=$(sed -n 's/^Subject: //p' "$p" | head -1)
+		subj=$(patch_subject "$p")
 		if ! (cd "$src" && git apply --whitespace=error-all "$p"); then
 			log "FAILED to apply: $subj"
 			exit 1

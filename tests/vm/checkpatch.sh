@@ -10,6 +10,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/vm/lib.sh
+. "$top/tests/vm/lib.sh"
 cache=${THP_CACHE:-/var/cache/thp-stack}
 series=${1:-$top/kernel/sysfs-thp.patch}
 tarball=/usr/src/linux-source-6.1.tar.xz
@@ -42,9 +44,7 @@ n=$(git mailsplit -o"$work" "$series")
 
 bad=0
 for p in "$work"/*; do
-	# the Subject header, unfolded
-	subj=$(awk '/^Subject:/ { s = $0; while ((getline l) > 0 && l ~ /^[ \t]/) s = s l; print s; exit }' "$p" |
-		sed 's/^Subject: \(\[PATCH[^]]*\] \)\?//; s/[[:space:]]\+/ /g')
+	subj=$(patch_subject "$p")
 	# checkpatch exits non-zero on errors and warnings but not on checks:
 	# judge by its summary line
 	report=$(cd "$tree" && perl scripts/checkpatch.pl --strict --no-color "$p" 2>&1) || true
