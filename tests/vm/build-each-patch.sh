@@ -1,10 +1,12 @@
 #!/bin/bash
 # Bisectability: build bzImage after each patch of kernel/sysfs-thp.patch in
 # turn (same config as the guest kernel, incremental object directory).
-# Slow: a full build, then one rebuild per patch (about 40 min on 2 idle
-# cores), so `make check-series` is not part of `make check`.
+# Slow: a full build, then one rebuild per patch (49 min for 4 patches on 2
+# cores, partly shared), so `make check-series` is not part of `make check`.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=tests/vm/lib.sh
+. "$top/tests/vm/lib.sh"
 cache=${THP_CACHE:-/var/cache/thp-stack}
 work=$cache/series
 rm -rf "$work"
@@ -15,7 +17,7 @@ n=$(git mailsplit -o"$work/split" "$top/kernel/sysfs-thp.patch")
 "$top/tests/vm/kconfig.sh" "$src" "$work/obj" "$top/kernel/thp-stack.config"
 rc=0
 for p in "$work"/split/*; do
-	subj=$(sed -n 's/^Subject: //p' "$p" | head -1)
+	subj=$(patch_subject "$p")
 	(cd "$src" && git apply --whitespace=error-all "$p")
 	start=$(date +%s)
 	if make -s -C "$src" O="$work/obj" -j"$(nproc)" bzImage >"$p.log" 2>&1; then
