@@ -20,18 +20,18 @@ reps=${BENCH_REPS:-5}
 log "guest, patched kernel, TCG -smp 2: largepages, launch, thpd"
 "$top/tests/vm/run-guest.sh" --payload "$payload" --mode exec --script "$top/bench/run.sh" "$@" \
 	-- "largepages launch thpd" "$reps" "${BENCH_SIZE_MIB:-512}" |
-	tee /dev/stderr | sed -n 's/^R /R boot=patched /p' >>"$raw"
+	tee -a /dev/stderr | sed -n 's/^R /R boot=patched /p' >>"$raw"
 
 # Hook costs are a few percent at most: measured deterministically, with
 # guest time following executed instructions (-icount; needs one CPU).
 icount=(--smp 1 --icount shift=3,sleep=off)
 log "guest, patched kernel, -icount: hook costs"
 "$top/tests/vm/run-guest.sh" --payload "$payload" --mode exec --script "$top/bench/run.sh" "${icount[@]}" "$@" \
-	-- hooks "$reps" | tee /dev/stderr | sed -n 's/^R /R boot=patched /p' >>"$raw"
+	-- hooks "$reps" | tee -a /dev/stderr | sed -n 's/^R /R boot=patched /p' >>"$raw"
 log "guest, stock kernel (same config, no series), -icount: hook costs"
 stock=$("$top/tests/vm/build-kernel.sh" --stock | tail -1)
 THP_KERNEL=$stock "$top/tests/vm/run-guest.sh" --payload "$payload" --mode exec --script "$top/bench/run.sh" "${icount[@]}" "$@" \
-	-- hooks "$reps" | tee /dev/stderr | sed -n 's/^R /R boot=stock /p' >>"$raw"
+	-- hooks "$reps" | tee -a /dev/stderr | sed -n 's/^R /R boot=stock /p' >>"$raw"
 
 log "host: launch cost"
 if [ -x "$top/build/thpctl" ]; then
