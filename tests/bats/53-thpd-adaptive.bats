@@ -44,6 +44,10 @@ events_since() {
 	journal_events "$1" "$2"
 }
 
+thpd_is_normal() {
+	thpd_call '{"cmd":"status"}' | grep -q '"state":"normal"'
+}
+
 # The latency (goal: within 2 s) is printed, not asserted: under TCG on a
 # loaded host wall-clock bounds are noise (1.65 s on an idle machine, 2.13 s
 # with the machine at load 10); the test asserts the step-down and its
@@ -83,10 +87,9 @@ events_since() {
 	assert_equal "$(jq -r .FROM <<<"$down")" "mode=1 enabled=always defrag=madvise"
 	assert_equal "$(jq -r .TO <<<"$down")" "mode=0 enabled=madvise defrag=defer"
 	[[ $(jq -r .REASON <<<"$down") == "memory pressure"* ]] || fail "REASON=$(jq -r .REASON <<<"$down")"
-	assert_equal "$(thp_get enabled)" madvise
-	assert_equal "$(thp_get defrag)" defer
-	run -0 thpd_call '{"cmd":"status"}'
-	assert_output --partial '"state":"stepped-down","switches":1'
+	# What sysfs holds while stepped down is checked through the step-up's
+	# FROM=, which thpd reads from sysfs: sampling it here raced with the
+	# calm period on a slow (debug) kernel.
 
 	wait $stress || true
 	# calm 4 s after the last pressure event, then step up
@@ -98,11 +101,17 @@ events_since() {
 	last_down=$(events_since "$mark" step-down | tail -1 | jq -r .__REALTIME_TIMESTAMP)
 	[ $(($(jq -r .__REALTIME_TIMESTAMP <<<"$up") - last_down)) -ge 4000000 ] ||
 		fail "stepped up less than CalmSec=4 after stepping down"
+	assert_equal "$(jq -r .FROM <<<"$up")" "mode=0 enabled=madvise defrag=defer"
 	assert_equal "$(jq -r .TO <<<"$up")" "mode=1 enabled=always defrag=madvise"
+	# the pressure is over: thpd ends up normal, having counted every
+	# switch it logged (a slow guest may have seen a second round)
+	wait_until 30 thpd_is_normal || fail "thpd did not return to normal"
 	assert_equal "$(thp_get enabled)" always
 	assert_equal "$(thp_get defrag)" madvise
+	local n
+	n=$(($(events_since "$mark" step-down | wc -l) + $(events_since "$mark" step-up | wc -l)))
 	run -0 thpd_call '{"cmd":"status"}'
-	assert_output --partial '"state":"normal","switches":2'
+	assert_output --partial "\"state\":\"normal\",\"switches\":$n"
 }
 
 @test "fragmentation below MinFreeBlocks steps down and stays down (hysteresis)" {
