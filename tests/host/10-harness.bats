@@ -30,11 +30,16 @@ TOP=$BATS_TEST_DIRNAME/../..
 	assert_line --regexp '^mode0 +not measured$'
 }
 
-@test "bench report: hook ratio patched/stock" {
+@test "bench report: hook ratio patched/stock, of the minima and of the medians" {
 	{
 		echo "R boot=patched section=hooks case=fault4k rep=1 faults=10 ns_per_fault=1010"
+		echo "R boot=patched section=hooks case=fault4k rep=2 faults=10 ns_per_fault=1500"
+		echo "R boot=patched section=hooks case=fault4k rep=3 faults=10 ns_per_fault=1100"
 		echo "R boot=stock section=hooks case=fault4k rep=1 faults=10 ns_per_fault=1000"
+		echo "R boot=stock section=hooks case=fault4k rep=2 faults=10 ns_per_fault=1000"
 	} >"$BATS_TEST_TMPDIR/raw"
 	run -0 awk -f "$TOP/bench/report.awk" "$BATS_TEST_TMPDIR/raw"
-	assert_line --regexp '^fault4k +1010\.0 ns +1000\.0 ns +1\.010$'
+	# minima 1010/1000; medians 1100/1000
+	assert_line --regexp '^fault4k +1010\.0 ns +1000\.0 ns +1\.010 +1100\.0 ns +1000\.0 ns +1\.100$'
+	assert_line --regexp '^faultthp +not measured'
 }
