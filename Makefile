@@ -134,10 +134,17 @@ check: deps-quiet
 # runs the suites several times slower than the guest kernel (all of them
 # in about 75 min, measured in three runs; the kernel build is 20 min more),
 # so it is not part of `make check`; SUITES= narrows it.
+# Without SUITES= it also makes the second boot `make check` makes (mode 2
+# from the kernel command line).
+DEBUG_GUEST = THP_CACHE=$(THP_CACHE) THP_KCONFIG_FLAVOR=debug THP_KCONFIG_EXTRA=$(abspath kernel/debug.config) \
+	THP_VM_TIMEOUT=$${THP_VM_TIMEOUT:-14400} tests/vm/run-guest.sh --payload $(BUILD)/payload $(VM) --mode check
 check-debug: deps-quiet programs image payload
-	THP_CACHE=$(THP_CACHE) THP_KCONFIG_FLAVOR=debug THP_KCONFIG_EXTRA=$(abspath kernel/debug.config) \
-		THP_VM_TIMEOUT=$${THP_VM_TIMEOUT:-14400} tests/vm/run-guest.sh --payload $(BUILD)/payload $(VM) \
-		--mode check --cmdline "page_owner=on" $(if $(SUITES),--suites "$(SUITES)")
+	@rm -f build/results/guest.tap; rc=0; \
+	$(DEBUG_GUEST) --cmdline "page_owner=on" $(if $(SUITES),--suites "$(SUITES)") || rc=1; \
+	$(if $(SUITES),,$(DEBUG_GUEST) --cmdline "page_owner=on transparent_hugepage=2" \
+		--suites 20-modes.bats --filter 'command line' || rc=1;) \
+	tests/vm/tap-summary.sh check-debug build/results/guest.tap; \
+	exit $$rc
 
 bench: deps-quiet kernel image payload
 	THP_CACHE=$(THP_CACHE) tests/vm/bench.sh $(VM)
