@@ -804,18 +804,22 @@ static int write_knob(const char *file, const char *val)
 	return thp_write_file(path, val);
 }
 
-/* after writing v to enabled/mode: do enabled, defrag and mode agree with abi.md? */
-static void check_mode_state(const char *file, const char *v, const char *defrag_before)
+/*
+ * After writing v to enabled/mode: do enabled, defrag and mode agree with
+ * abi.md? Leaves the enabled word it read in en; false if it could not read.
+ */
+static bool check_mode_state(const char *file, const char *v, const char *defrag_before,
+			     char *en, size_t en_size)
 {
 	static const char *const rfc_enabled[] = { "madvise", "always", "always" };
 	static const char *const rfc_defrag[] = { "madvise", "madvise", "always" };
-	char en[32], df[32], mode[32], want_mode[8];
+	char df[32], mode[32], want_mode[8];
 	int r;
 
-	if ((r = read_word("enabled", en, sizeof(en))) < 0 ||
+	if ((r = read_word("enabled", en, en_size)) < 0 ||
 	    (r = read_word("defrag", df, sizeof(df))) < 0) {
 		sys_error("reading enabled/defrag", -r);
-		return;
+		return false;
 	}
 	if (v[0] >= '0' && v[0] <= '2') {
 		int n = v[0] - '0';
@@ -828,10 +832,10 @@ static void check_mode_state(const char *file, const char *v, const char *defrag
 			  v, file, en, df, v, defrag_before);
 	}
 	if (!have_mode_file)
-		return;
+		return true;
 	if ((r = read_word("mode", mode, sizeof(mode))) < 0) {
 		sys_error("reading mode", -r);
-		return;
+		return true;
 	}
 	snprintf(want_mode, sizeof(want_mode), "%s",
 		 thp_rfc_mode(thp_enabled_from_name(en) < 0 ? THP_NEVER :
@@ -839,6 +843,7 @@ static void check_mode_state(const char *file, const char *v, const char *defrag
 	if (strcmp(mode, want_mode))
 		violation("wrote %s to %s: mode reads %s, want %s (enabled=%s defrag=%s)",
 			  v, file, mode, want_mode, en, df);
+	return true;
 }
 
 /*
@@ -846,15 +851,8 @@ static void check_mode_state(const char *file, const char *v, const char *defrag
  * of its list again (start_stop_khugepaged()); the workers' collapse bound
  * counts these restarts.
  */
-static void count_khugepaged_start(bool *was_never)
+static void count_khugepaged_start(const char *en, bool *was_never)
 {
-	char en[32];
-	int r = read_word("enabled", en, sizeof(en));
-
-	if (r < 0) {
-		sys_error("reading enabled", -r);
-		return;
-	}
 	if (*was_never && strcmp(en, "never"))
 		add(C_KHUGEPAGED_STARTS, 1);
 	*was_never = strcmp(en, "never") == 0;
@@ -878,7 +876,7 @@ static int run_mode_flipper(void)
 	while (!time_up()) {
 		size_t nw = have_mode_file ? 6 : 3;
 		const char *v, *file = "enabled";
-		char df[32];
+		char df[32], en[32];
 
 		if (rnd_below(6) == 0) {
 			v = defrags[rnd_below(5)];
@@ -897,8 +895,8 @@ static int run_mode_flipper(void)
 				add(C_ERRORS, 1);
 			} else {
 				add(C_MODE_FLIPS, 1);
-				check_mode_state(file, v, df);
-				count_khugepaged_start(&was_never);
+				if (check_mode_state(file, v, df, en, sizeof(en)))
+					count_khugepaged_start(en, &was_never);
 			}
 		}
 		sleep_ms(1 + rnd_below(opt_flip_ms * 2));
