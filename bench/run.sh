@@ -7,6 +7,7 @@
 set -u
 THP=/sys/kernel/mm/transparent_hugepage
 H=${THP_HELPERS:-/opt/thp-stack/helpers}
+THP_BATS=${THP_BATS:-/opt/thp-stack/bats}
 section=${1:-all}
 REPS=${2:-5}
 SIZE=${3:-512}
@@ -146,21 +147,8 @@ thpd_pressure() {
 	[ -e /proc/pressure/memory ] || { echo "R section=thpd case=pressure unavailable=1"; return; }
 	[ -e $conf ] && cp -a $conf /run/thp-bench-thpd.conf
 	mkdir -p /etc/thpd
-	cat >$conf <<-EOF
-		[Global]
-		Mode=always
-		Defrag=madvise
-		[Adaptive]
-		Enabled=yes
-		PressureType=some
-		PressureThresholdUSec=100000
-		PressureWindowUSec=1000000
-		MinFreeBlocks=0
-		StepDownMode=madvise
-		StepDownDefrag=defer
-		CalmSec=2
-		CheckIntervalSec=1
-	EOF
+	# the same daemon configuration as 53-thpd-adaptive.bats
+	cp "$THP_BATS/fixtures/thpd-adaptive-pressure.conf" $conf
 	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
 		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
 	mkdir -p $cg

@@ -53,21 +53,7 @@ thpd_is_normal() {
 # with the machine at load 10); the test asserts the step-down and its
 # contents, with a bounded wait.
 @test "memory pressure in a cgroup: step-down logged, step-up after the calm period" {
-	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
-		[Global]
-		Mode=always
-		Defrag=madvise
-		[Adaptive]
-		Enabled=yes
-		PressureType=some
-		PressureThresholdUSec=100000
-		PressureWindowUSec=1000000
-		MinFreeBlocks=0
-		StepDownMode=madvise
-		StepDownDefrag=defer
-		CalmSec=4
-		CheckIntervalSec=1
-	EOF
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <"$BATS_TEST_DIRNAME/fixtures/thpd-adaptive-pressure.conf"
 	thpd_start
 	assert_equal "$(thp_get enabled)" always
 	local mark t0 ts down up

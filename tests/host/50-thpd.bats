@@ -80,6 +80,17 @@ client() {
 	assert_output --partial "$CONF.d/10-x.conf:2: error: invalid Defrag=x"
 }
 
+# the shipped files and the guest suites' fixtures: a typo there would
+# only show as a daemon running on defaults
+@test "--check-config: the shipped configurations and the test fixtures are clean" {
+	local f
+	for f in systemd/thpd.conf systemd/thpd.conf.d-example.conf tests/bats/fixtures/*.conf; do
+		run -0 "$THPD" --check-config --config "$f"
+		assert_output --partial "$f: OK, "
+		refute_output --partial warning
+	done
+}
+
 @test "start with an unusable configuration: exit 3, file:line on stderr, nothing changed" {
 	printf '[Global]\nMode=sometimes\n' >"$CONF"
 	THP_ROOT=$R STATE_DIRECTORY=$BATS_TEST_TMPDIR/state run -3 "$THPD" --config "$CONF" --socket "$SOCK"
