@@ -1,5 +1,6 @@
 #!/usr/bin/env bats
-# The harness's own arithmetic: TAP counting and the benchmark report.
+# The harness's own arithmetic (TAP counting, the benchmark report) and the
+# runner's argument checks.
 
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
@@ -42,4 +43,15 @@ TOP=$BATS_TEST_DIRNAME/../..
 	# minima 1010/1000; medians 1100/1000
 	assert_line --regexp '^fault4k +1010\.0 ns +1000\.0 ns +1\.010 +1100\.0 ns +1000\.0 ns +1\.100$'
 	assert_line --regexp '^faultthp +not measured'
+}
+
+@test "run-guest refuses a bad THP_STRESS_SECONDS before it boots anything" {
+	local bad
+	for bad in abc 0 -5 1e3 "60 s" 99999999; do
+		THP_STRESS_SECONDS=$bad run -2 "$TOP/tests/vm/run-guest.sh" --payload /nonexistent --mode check
+		assert_output --partial "THP_STRESS_SECONDS='$bad' is not a number of seconds"
+	done
+	# a good one passes this check (and stops at the missing payload)
+	THP_STRESS_SECONDS=600 run -2 "$TOP/tests/vm/run-guest.sh" --payload /nonexistent --mode check
+	assert_output --partial "no payload at '/nonexistent'"
 }

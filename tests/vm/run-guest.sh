@@ -16,7 +16,9 @@
 #   --icount SPEC             deterministic TCG: guest time follows executed
 #                             instructions (e.g. shift=3,sleep=off; needs --smp 1)
 # env: THP_KERNEL=bzImage (use this kernel, not the cached build of the
-#      series), THP_CACHE, THP_KCONFIG_FLAVOR/THP_KCONFIG_EXTRA (debug kernel)
+#      series), THP_CACHE, THP_KCONFIG_FLAVOR/THP_KCONFIG_EXTRA (debug kernel),
+#      THP_STRESS_SECONDS (70-stress.bats's duration, passed into the guest;
+#      the check boot's default limit grows by as much)
 #
 # watchdog_thresh=60: a TCG vCPU thread starved by a loaded host looks like a
 # CPU stuck in the kernel; at the default 10 (a report after 20 s) a grep
@@ -51,8 +53,11 @@ while [ $# -gt 0 ]; do
 	*) echo "run-guest: unknown option $1" >&2; exit 2 ;;
 	esac
 done
+stress=${THP_STRESS_SECONDS:-}
+[[ -z $stress || $stress =~ ^[1-9][0-9]{0,5}$ ]] ||
+	{ echo "run-guest: THP_STRESS_SECONDS='$stress' is not a number of seconds" >&2; exit 2; }
 case $mode in
-check) : "${timeout:=2400}" ;;
+check) : "${timeout:=$((2400 + ${stress:-0}))}" ;;
 exec) : "${timeout:=1800}"; [ -n "$script" ] || { echo "run-guest: --mode exec needs --script" >&2; exit 2; } ;;
 shell) : "${timeout:=14400}" ;;
 *) echo "run-guest: --mode check|exec|shell" >&2; exit 2 ;;
@@ -89,6 +94,7 @@ log "run directory: $run"
 	printf 'SUITES=%q\n' "$suites"
 	printf 'FILTER=%q\n' "$filter"
 	[ -z "$script" ] || echo "SCRIPT=script"
+	[ -z "$stress" ] || echo "export THP_STRESS_SECONDS=$stress"
 } >"$run/payload/run.conf"
 if [ -n "$script" ]; then
 	mkdir -p "$run/payload/exec"
