@@ -26,6 +26,12 @@ setup_file() {
 	echo 4096 >"$THP/khugepaged/pages_to_scan"
 
 	dmesg | wc -l >"$STATE.dmesg"
+	# a hung-task report then shows what every CPU was running, i.e. who
+	# kept the blocked writer waiting
+	if [ -w /proc/sys/kernel/hung_task_all_cpu_backtrace ]; then
+		echo "sysctl hung_task_all_cpu_backtrace $(cat /proc/sys/kernel/hung_task_all_cpu_backtrace)" >>"$STATE"
+		echo 1 >/proc/sys/kernel/hung_task_all_cpu_backtrace
+	fi
 
 	# swap: a swapfile, unless the system already has swap
 	if [ "$(awk 'NR > 1' /proc/swaps | wc -l)" -gt 0 ]; then
@@ -55,7 +61,7 @@ setup_file() {
 }
 
 teardown_file() {
-	local what arg pid
+	local what arg pid name val
 	while read -r what arg; do
 		case $what in
 		memcg)
@@ -64,6 +70,10 @@ teardown_file() {
 				echo "$pid" >/sys/fs/cgroup/cgroup.procs 2>/dev/null || true
 			done
 			rmdir "$arg" || echo "# could not remove $arg" >&3
+			;;
+		sysctl)
+			read -r name val <<<"$arg"
+			echo "$val" >"/proc/sys/kernel/$name"
 			;;
 		swapfile)
 			swapoff "$arg" || echo "# swapoff $arg failed" >&3
@@ -108,7 +118,7 @@ state_reason() {
 		--seconds "$STRESS_SECONDS" "${memcg[@]}"
 	swpout1=$(vmstat pswpout)
 	echo "# $(grep '^thp-stress: ' <<<"$output")" >&3
-	echo "# mode_file=$(kv mode_file) policy_prctl=$(kv policy_prctl) policy_procfs=$(kv policy_procfs) forks=$(kv forks) splits=$(kv splits) collapse_ok=$(kv collapse_ok) collapse_failed=$(kv collapse_failed) mode_flips=$(kv mode_flips) policy_flips=$(kv policy_flips) self_policy_flips=$(kv self_policy_flips) swap_passes=$(kv swap_passes) khugepaged_starts=$(kv khugepaged_starts) pswpout=$((swpout1 - swpout0))" >&3
+	echo "# mode_file=$(kv mode_file) policy_prctl=$(kv policy_prctl) policy_procfs=$(kv policy_procfs) forks=$(kv forks) splits=$(kv splits) collapse_ok=$(kv collapse_ok) collapse_failed=$(kv collapse_failed) mode_flips=$(kv mode_flips) policy_flips=$(kv policy_flips) self_policy_flips=$(kv self_policy_flips) swap_passes=$(kv swap_passes) khugepaged_starts=$(kv khugepaged_starts) mode_write_max_ms=$(kv mode_write_max_ms) policy_write_max_ms=$(kv policy_write_max_ms) pswpout=$((swpout1 - swpout0))" >&3
 	assert_success
 	assert_kv corrupted_bytes -eq 0
 	assert_kv violations -eq 0

@@ -81,13 +81,14 @@
 enum counter {
 	C_OPS, C_BYTES, C_CORRUPT, C_ERRORS, C_VIOLATIONS, C_FORKS, C_SPLITS,
 	C_COLLAPSE_OK, C_COLLAPSE_FAIL, C_MODE_FLIPS, C_POLICY_FLIPS, C_SELF_POLICY,
-	C_SWAP_PASSES, C_KHUGEPAGED_STARTS, C_NR
+	C_SWAP_PASSES, C_KHUGEPAGED_STARTS, C_MODE_WRITE_MAX_MS, C_POLICY_WRITE_MAX_MS, C_NR
 };
 
 static const char *const counter_name[C_NR] = {
 	"ops", "bytes_verified", "corrupted_bytes", "errors", "violations", "forks",
 	"splits", "collapse_ok", "collapse_failed", "mode_flips", "policy_flips",
-	"self_policy_flips", "swap_passes", "khugepaged_starts",
+	"self_policy_flips", "swap_passes", "khugepaged_starts", "mode_write_max_ms",
+	"policy_write_max_ms",
 };
 
 struct shared {
@@ -110,6 +111,24 @@ static const char *who = "main";
 static void add(enum counter c, uint64_t n)
 {
 	__atomic_fetch_add(&sh->c[c], n, __ATOMIC_RELAXED);
+}
+
+/* the longest a flipper's write took: a stalled writer shows here */
+static void note_max(enum counter c, uint64_t v)
+{
+	uint64_t old = __atomic_load_n(&sh->c[c], __ATOMIC_RELAXED);
+
+	while (v > old && !__atomic_compare_exchange_n(&sh->c[c], &old, v, false,
+						       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+}
+
+static uint64_t now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
 static void msg(const char *fmt, ...)
@@ -888,6 +907,8 @@ static int run_mode_flipper(void)
 			v = words[rnd_below(nw)];
 			if (have_mode_file && rnd_below(2))
 				file = "mode";
+			uint64_t t0 = now_ms();
+
 			if ((r = read_word("defrag", df, sizeof(df))) < 0) {
 				sys_error("reading defrag", -r);
 			} else if ((r = write_knob(file, v)) < 0) {
@@ -898,6 +919,7 @@ static int run_mode_flipper(void)
 				if (check_mode_state(file, v, df, en, sizeof(en)))
 					count_khugepaged_start(en, &was_never);
 			}
+			note_max(C_MODE_WRITE_MAX_MS, now_ms() - t0);
 		}
 		sleep_ms(1 + rnd_below(opt_flip_ms * 2));
 	}
@@ -919,9 +941,11 @@ static int run_policy_flipper(void)
 
 		if (n > 0) {
 			pid_t pid = sh->worker[rnd_below((unsigned long)n)];
+			uint64_t t0 = now_ms();
 
 			snprintf(path, sizeof(path), "/proc/%d/thp_policy", (int)pid);
 			r = thp_write_file(path, policies[rnd_below(3)]);
+			note_max(C_POLICY_WRITE_MAX_MS, now_ms() - t0);
 			if (r == 0)
 				add(C_POLICY_FLIPS, 1);
 			else if (r != -ENOENT && r != -ESRCH)	/* worker already gone */
