@@ -823,6 +823,16 @@ static int write_knob(const char *file, const char *val)
 	return thp_write_file(path, val);
 }
 
+/* write enabled or mode, keeping the longest write (a stop of khugepaged) */
+static int write_mode_timed(const char *file, const char *val)
+{
+	uint64_t t0 = now_ms();
+	int r = write_knob(file, val);
+
+	note_max(C_MODE_WRITE_MAX_MS, now_ms() - t0);
+	return r;
+}
+
 /*
  * After writing v to enabled/mode: do enabled, defrag and mode agree with
  * abi.md? Leaves the enabled word it read in en; false if it could not read.
@@ -907,11 +917,9 @@ static int run_mode_flipper(void)
 			v = words[rnd_below(nw)];
 			if (have_mode_file && rnd_below(2))
 				file = "mode";
-			uint64_t t0 = now_ms();
-
 			if ((r = read_word("defrag", df, sizeof(df))) < 0) {
 				sys_error("reading defrag", -r);
-			} else if ((r = write_knob(file, v)) < 0) {
+			} else if ((r = write_mode_timed(file, v)) < 0) {
 				msg("writing '%s' to %s: %s", v, file, strerror(-r));
 				add(C_ERRORS, 1);
 			} else {
@@ -919,7 +927,6 @@ static int run_mode_flipper(void)
 				if (check_mode_state(file, v, df, en, sizeof(en)))
 					count_khugepaged_start(en, &was_never);
 			}
-			note_max(C_MODE_WRITE_MAX_MS, now_ms() - t0);
 		}
 		sleep_ms(1 + rnd_below(opt_flip_ms * 2));
 	}
