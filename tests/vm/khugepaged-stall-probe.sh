@@ -5,10 +5,13 @@
 # to run, timeslices) and kernel stack, with the enabled word. Samples
 # that read [never] while a khugepaged still exists are a write of never
 # waiting in kthread_stop() for it.
-#   make vm-exec SCRIPT=tests/vm/khugepaged-stall-probe.sh ARGS=150
+#   make vm-exec SCRIPT=tests/vm/khugepaged-stall-probe.sh ARGS="150 [NICE]"
+# NICE is the workers' nice (default 0, where the stall shows; 70-stress.bats
+# runs them at 19).
 # The guest is a throw-away overlay: nothing is restored.
 set -u
 seconds=${1:-150}
+nice=${2:-0}
 T=/sys/kernel/mm/transparent_hugepage
 H=${THP_HELPERS:-/opt/thp-stack/helpers}
 systemctl stop thpd.service thpd.socket 2>/dev/null
@@ -20,7 +23,7 @@ dd if=/dev/zero of=/var/tmp/probe.swap bs=1M count=192 status=none &&
 	swapon /var/tmp/probe.swap
 echo +memory >/sys/fs/cgroup/cgroup.subtree_control
 mkdir -p /sys/fs/cgroup/probe && echo 32M >/sys/fs/cgroup/probe/memory.max
-"$H/thp-stress" --seconds "$seconds" --memcg /sys/fs/cgroup/probe >/tmp/probe.out 2>&1 &
+"$H/thp-stress" --seconds "$seconds" --worker-nice "$nice" --memcg /sys/fs/cgroup/probe >/tmp/probe.out 2>&1 &
 stress=$!
 while kill -0 $stress 2>/dev/null; do
 	k=$(pgrep -x khugepaged)
@@ -35,5 +38,5 @@ while kill -0 $stress 2>/dev/null; do
 done
 wait $stress
 rc=$?
-grep -E '^(mode_write_max_ms|policy_write_max_ms|khugepaged_starts|mode_flips)=|^thp-stress: ' /tmp/probe.out
+grep -E '^(worker_nice|mode_write_max_ms|policy_write_max_ms|khugepaged_starts|mode_flips)=|^thp-stress: ' /tmp/probe.out
 exit $rc
