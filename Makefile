@@ -40,8 +40,11 @@ BUILD := build/san
 CFLAGS += -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=address,undefined
 endif
-THP_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DTHP_VERSION='"$(VERSION)"' \
-	-Ilib $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
+# pkg-config is asked when a recipe runs, not when this file is read: on a
+# fresh machine deps-quiet installs the libraries after parsing.
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+THP_CFLAGS = -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -DTHP_VERSION='"$(VERSION)"' \
+	-Ilib $(PKG_CFLAGS) -MMD -MP
 THP_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 
 # Each component's fragment adds to these.
@@ -73,7 +76,7 @@ programs: $(PROGRAMS) $(HELPERS)
 install: $(INSTALL_TARGETS)
 
 .PHONY: all programs deps kernel image payload vm vm-exec demo check check-host \
-	check-guest check-debug check-series bench checkpatch install clean
+	check-guest check-debug check-series bench checkpatch install clean deps-quiet
 
 deps:
 	tests/vm/deps.sh

@@ -20,8 +20,8 @@ FUZZ_SMOKE_SECONDS ?= 5
 FUZZ_TARGETS := proto mode config state request
 FUZZ_OUT := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
-FUZZ_CFLAGS := -std=gnu11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \
-	-DTHP_VERSION='"$(VERSION)"' -Ilib -Idaemon $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+FUZZ_CFLAGS = -std=gnu11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \
+	-DTHP_VERSION='"$(VERSION)"' -Ilib -Idaemon $(PKG_CFLAGS)
 # daemon/sources.c embeds struct cn_msg (netlink connector), fine for gcc
 FUZZ_CFLAGS += -Wno-gnu-variable-sized-type-not-at-end -MMD -MP
 
