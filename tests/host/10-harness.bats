@@ -55,3 +55,21 @@ TOP=$BATS_TEST_DIRNAME/../..
 	THP_STRESS_SECONDS=600 run -2 "$TOP/tests/vm/run-guest.sh" --payload /nonexistent --mode check
 	assert_output --partial "no payload at '/nonexistent'"
 }
+
+@test "every target that builds installs the packages first (fresh machine)" {
+	# deps-quiet must be phony: the Makefile's blanket .SECONDARY: lets make
+	# skip a non-phony, file-less prerequisite as an intermediate, and then
+	# demo/vm/check-debug compiled before anything was installed
+	local target
+	for target in demo vm vm-exec check check-debug bench check-series; do
+		run -0 make -C "$TOP" --no-print-directory -n "$target" SCRIPT=/bin/true
+		assert_line --index 0 "tests/vm/deps.sh --quiet"
+	done
+}
+
+@test "pkg-config is asked when a compile runs, not when the Makefile is read" {
+	# deps-quiet installs the libraries after make has parsed the Makefile
+	run -0 make -C "$TOP" --no-print-directory -p -n deps-quiet
+	assert_line --regexp '^THP_CFLAGS = .*\$\(PKG_CFLAGS\)'
+	assert_line --regexp '^PKG_CFLAGS = \$\(shell pkg-config'
+}
