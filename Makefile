@@ -138,8 +138,8 @@ check: deps-quiet
 # KASAN, DEBUG_LIST and PAGE_OWNER; any splat fails the run
 # Slow: on 2 cores under TCG the debug kernel boots in about 5 minutes and
 # runs the suites several times slower than the guest kernel (all three
-# boots took 79 and 106 min in two runs, the second with the stress
-# suite at 180 s; the kernel build is 20 min more),
+# boots took 79, 106 and 100 min in three runs, the last two with the
+# stress suite at 180 s; the kernel build is 20 min more),
 # so it is not part of `make check`; SUITES= narrows it.
 # Without SUITES= it also makes the second boot `make check` makes (mode 2
 # from the kernel command line).
