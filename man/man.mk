@@ -12,3 +12,4 @@ install-man: $(MANPAGES)
 		s=$${m##*.}; install -Dm644 $$m $(DESTDIR)$(MANDIR)/man$$s/$$(basename $$m); \
 	done
 INSTALL_TARGETS += install-man
+.PHONY: install-man
