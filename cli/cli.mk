@@ -1,16 +1,11 @@
-# thpctl: the administrator's command (and libthp's host unit tests)
+# thpctl: the administrator's command
 THPCTL_SRCS := $(wildcard cli/*.c)
-HOST_TESTS += $(BUILD)/tests/host/test-lib
 ifneq ($(THPCTL_SRCS),)
 PROGRAMS += $(BUILD)/thpctl
 INSTALL_TARGETS += install-thpctl
 endif
 
 $(BUILD)/thpctl: $(THPCTL_SRCS:%.c=$(BUILD)/%.o) $(LIBTHP)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(THP_LIBS)
-
-$(BUILD)/tests/host/test-lib: $(BUILD)/tests/host/test-lib.o $(LIBTHP)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(THP_LIBS)
 

@@ -1,4 +1,5 @@
-# thpd: the THP policy daemon, its units, example configuration and host tests.
+# thpd: the THP policy daemon, its units and example configuration (its host
+# tests are built by tests/host/host.mk).
 THPD_SRCS := daemon/adaptive.c daemon/caps.c daemon/config.c daemon/log.c \
 	daemon/persist.c daemon/rules.c daemon/server.c daemon/sources.c daemon/thpd-core.c
 THPD_OBJS := $(THPD_SRCS:%.c=$(BUILD)/%.o)
@@ -12,14 +13,6 @@ $(BUILD)/thpd: $(BUILD)/daemon/thpd.o $(THPD_OBJS) $(LIBTHP)
 $(BUILD)/systemd/thpd.service: systemd/thpd.service.in
 	@mkdir -p $(@D)
 	sed 's|@SBINDIR@|$(SBINDIR)|g' $< >$@
-
-# host tests of the pure logic: tests/host/test-thpd-*.c, linked with the daemon's objects
-THPD_TEST_SRCS := $(wildcard tests/host/test-thpd-*.c)
-HOST_TESTS += $(THPD_TEST_SRCS:tests/host/%.c=$(BUILD)/tests/host/%)
-
-$(BUILD)/tests/host/test-thpd-%: $(BUILD)/tests/host/test-thpd-%.o $(THPD_OBJS) $(LIBTHP)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(THP_LIBS)
 
 install-thpd: $(BUILD)/thpd $(BUILD)/systemd/thpd.service
 	install -Dm755 $(BUILD)/thpd $(DESTDIR)$(SBINDIR)/thpd

@@ -79,3 +79,15 @@ TOP=$BATS_TEST_DIRNAME/../..
 	assert_line --regexp '^THP_CFLAGS = .*\$\(PKG_CFLAGS\)'
 	assert_line --regexp '^PKG_CFLAGS = \$\(shell pkg-config'
 }
+
+@test "make reads every fragment of the tree, with include, not -include" {
+	# `include`, never `-include`, for the project's own fragments: a
+	# fragment that is not read would drop its targets without a word
+	local mk
+	run -0 make -C "$TOP" --no-print-directory -p -n deps-quiet
+	for mk in $(cd "$TOP" && git ls-files '*.mk'); do
+		assert_line --regexp "^MAKEFILE_LIST := .* $mk( |\$)"
+	done
+	run -0 grep -E '^-include ' "$TOP/Makefile"
+	assert_output "-include \$(shell find \$(BUILD) -name '*.d' -type f 2>/dev/null)"
+}

@@ -3,6 +3,19 @@
 # C unit-test programs to HOST_TESTS; tests/host/*.bats run with BUILD_DIR set.
 HOST_BATS := $(wildcard tests/host/*.bats)
 
+# libthp's unit tests
+HOST_TESTS += $(BUILD)/tests/host/test-lib
+$(BUILD)/tests/host/test-lib: $(BUILD)/tests/host/test-lib.o $(LIBTHP)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(THP_LIBS)
+
+# thpd's pure logic: tests/host/test-thpd-*.c, linked with the daemon's objects
+THPD_TEST_SRCS := $(wildcard tests/host/test-thpd-*.c)
+HOST_TESTS += $(THPD_TEST_SRCS:tests/host/%.c=$(BUILD)/tests/host/%)
+$(BUILD)/tests/host/test-thpd-%: $(BUILD)/tests/host/test-thpd-%.o $(THPD_OBJS) $(LIBTHP)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(THP_LIBS)
+
 check-host:
 	@mkdir -p build/results
 	$(MAKE) --no-print-directory SAN=1 host-tests
@@ -16,4 +29,4 @@ host-tests: programs $(HOST_TESTS)
 		BUILD_DIR=$(abspath $(BUILD)) bats --tap $(HOST_BATS) | tee -a build/results/host.tap || rc=1; \
 	fi; \
 	exit $$rc
-.PHONY: host-tests
+.PHONY: check-host host-tests

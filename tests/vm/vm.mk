@@ -1,0 +1,94 @@
+# The guest: packages, the cached kernel and image, the per-run payload, and
+# every target that boots it (vm, vm-exec, demo, check-guest, check,
+# check-debug, bench) or checks the kernel series (checkpatch, check-series).
+# docs/testing.md says what each boot runs and what it costs.
+
+# VM=... extra arguments for tests/vm/run-guest.sh (e.g. VM="--kvm")
+VM ?=
+RUN_GUEST = THP_CACHE=$(THP_CACHE) tests/vm/run-guest.sh --payload $(BUILD)/payload $(VM)
+# the second boot's test: mode 2 from the kernel command line
+MODE2_FILTER := --filter 'command line'
+
+deps:
+	tests/vm/deps.sh
+
+# quiet when everything is installed, so it costs nothing on a warm machine
+deps-quiet:
+	@tests/vm/deps.sh --quiet
+
+# THP_KERNEL=path/to/bzImage: boot that kernel instead (kernel development)
+kernel:
+ifeq ($(THP_KERNEL),)
+	THP_CACHE=$(THP_CACHE) tests/vm/build-kernel.sh
+else
+	@echo "kernel: using THP_KERNEL=$(THP_KERNEL)"
+endif
+
+image:
+	THP_CACHE=$(THP_CACHE) tests/vm/build-image.sh
+
+# What goes into the guest for one run: an installed tree, the suites, the
+# helpers. Assembled afresh each run; never baked into the cached image.
+payload: programs
+	rm -rf $(BUILD)/payload
+	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(BUILD)/payload/root) PREFIX=/usr/local
+	mkdir -p $(BUILD)/payload/helpers $(BUILD)/payload/root
+	$(if $(HELPERS),cp $(HELPERS) $(BUILD)/payload/helpers/)
+	cp -r tests/bats $(BUILD)/payload/bats
+	cp -r tests/vm/guest/run $(BUILD)/payload/guest-run
+	cp -r bench $(BUILD)/payload/bench
+
+vm: deps-quiet kernel image payload
+	$(RUN_GUEST) --mode shell
+
+vm-exec: deps-quiet kernel image payload
+	@test -n "$(SCRIPT)" || { echo "usage: make vm-exec SCRIPT=path [ARGS='...']" >&2; exit 2; }
+	$(RUN_GUEST) --mode exec --script $(SCRIPT) -- $(ARGS)
+
+demo: deps-quiet kernel image payload
+	$(RUN_GUEST) --mode exec --script tests/vm/demo.sh
+
+check-guest: kernel image payload
+	$(RUN_GUEST) --mode check $(if $(SUITES),--suites "$(SUITES)")
+
+# host tests, then the guest suites; one closing "N passed, N failed" line
+check: deps-quiet
+	$(MAKE) --no-print-directory programs
+	@rm -f build/results/host.tap build/results/guest.tap; rc=0; \
+	$(MAKE) --no-print-directory check-host || rc=1; \
+	$(MAKE) --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS=1 || rc=1; \
+	$(MAKE) --no-print-directory checkpatch || rc=1; \
+	$(MAKE) --no-print-directory check-guest || rc=1; \
+	$(MAKE) --no-print-directory check-guest SUITES=20-modes.bats \
+		VM="$(VM) --cmdline transparent_hugepage=2 $(MODE2_FILTER)" || rc=1; \
+	tests/vm/tap-summary.sh check build/results/host.tap build/results/guest.tap; \
+	exit $$rc
+
+# The same suites (and the stress suite) on a kernel with DEBUG_VM, lockdep,
+# KASAN, DEBUG_LIST and PAGE_OWNER; any splat fails the run. Not part of
+# `make check` (hours under TCG: docs/testing.md); SUITES= narrows it. Without
+# SUITES= it also makes check's second boot (mode 2 from the command line).
+# no5lvl: docs/testing.md ("a false KASAN wild-memory-access").
+DEBUG_CMDLINE = page_owner=on no5lvl
+DEBUG_GUEST = THP_CACHE=$(THP_CACHE) THP_KCONFIG_FLAVOR=debug THP_KCONFIG_EXTRA=$(abspath kernel/debug.config) \
+	THP_VM_TIMEOUT=$${THP_VM_TIMEOUT:-14400} tests/vm/run-guest.sh --payload $(BUILD)/payload $(VM) --mode check
+check-debug: deps-quiet programs image payload
+	@rm -f build/results/guest.tap; rc=0; \
+	$(DEBUG_GUEST) --cmdline "$(DEBUG_CMDLINE)" $(if $(SUITES),--suites "$(SUITES)") || rc=1; \
+	$(if $(SUITES),,$(DEBUG_GUEST) --cmdline "$(DEBUG_CMDLINE) transparent_hugepage=2" \
+		--suites 20-modes.bats $(MODE2_FILTER) || rc=1;) \
+	tests/vm/tap-summary.sh check-debug build/results/guest.tap; \
+	exit $$rc
+
+bench: deps-quiet kernel image payload
+	THP_CACHE=$(THP_CACHE) tests/vm/bench.sh $(VM)
+
+# build bzImage after each patch of the series in turn (slow; not in check)
+check-series: deps-quiet
+	THP_CACHE=$(THP_CACHE) tests/vm/build-each-patch.sh
+
+checkpatch:
+	THP_CACHE=$(THP_CACHE) tests/vm/checkpatch.sh
+
+.PHONY: deps deps-quiet kernel image payload vm vm-exec demo check-guest check \
+	check-debug bench check-series checkpatch
