@@ -1,45 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* thpctl ps and thpctl policy: per-process hugepage use and policy. */
+/* thpctl ps: hugepage use per process. */
 #include "thpctl.h"
 #include "thp.h"
 
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static bool parse_pid(const char *s, pid_t *pid)
-{
-	char *end;
-	long v;
-
-	if (!isdigit((unsigned char)*s))
-		return false;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || *end || v <= 0 || v > INT_MAX)
-		return false;
-	*pid = (pid_t)v;
-	return true;
-}
-
-static int read_comm(pid_t pid, char *comm, size_t size)
-{
-	char path[64];
-	int r;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	r = thp_read_file(path, comm, size);
-	if (r < 0)
-		return r;
-	comm[strcspn(comm, "\n")] = '\0';
-	return 0;
-}
 
 /*
  * One row of ps. Returns 0, -ENODATA for a process without memory (a kernel
@@ -180,38 +150,27 @@ static int rows_push(struct row_vec *rv, struct json_object *row)
 	return 0;
 }
 
+const struct option ps_options[] = {
+	{ "sort", required_argument, NULL, 's' },
+	{}
+};
+
+int ps_option(struct verb_args *a, int opt, const char *arg)
+{
+	if (opt == 's')
+		a->sort = arg;
+	return 0;
+}
+
 int verb_ps(struct verb_args *a)
 {
-	static const struct option opts[] = {
-		{ "sort", required_argument, NULL, 's' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
 	struct row_vec rv = {};
 	struct json_object *rows;
-	const char *sort = "pid";
+	const char *sort = a->sort ? a->sort : "pid";
 	struct thp_state st;
-	int c, rc = EXIT_OK;
+	int rc = EXIT_OK;
 
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(a->argc, a->argv, "jh", opts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			sort = optarg;
-			break;
-		case 'j':
-			a->json = true;
-			break;
-		case 'h':
-			printf("Usage: thpctl ps [--sort=FIELD] [--json] [PID...]\n");
-			return EXIT_OK;
-		default:
-			return usage_error("ps: unrecognized option '%s'", a->argv[optind - 1]);
-		}
-	}
-	for (int i = optind; i < a->argc; i++) {
+	for (int i = 1; i < a->argc; i++) {
 		pid_t pid;
 
 		if (!parse_pid(a->argv[i], &pid))
@@ -225,9 +184,9 @@ int verb_ps(struct verb_args *a)
 				   sort, st.has_thp_policy ? ", policy" : "",
 				   st.has_thp_stat ? ", and the thp_stat counters" : "");
 
-	if (optind < a->argc) {
+	if (a->argc > 1) {
 		/* named processes: every failure is reported */
-		for (int i = optind; i < a->argc; i++) {
+		for (int i = 1; i < a->argc; i++) {
 			struct json_object *row;
 			const char *what;
 			pid_t pid;
@@ -289,65 +248,4 @@ int verb_ps(struct verb_args *a)
 	if (output(rows, a->json) < 0)
 		return EXIT_FAIL;
 	return rc;
-}
-
-int verb_policy(struct verb_args *a)
-{
-	struct json_object *o, *c = NULL;
-	struct thp_state st;
-	char comm[64], path[64];
-	int policy, r;
-	pid_t pid;
-
-	if (!parse_pid(a->argv[1], &pid))
-		return usage_error("policy: invalid PID '%s'", a->argv[1]);
-	if (a->argc > 2 && thp_policy_from_name(a->argv[2]) < 0)
-		return usage_error("policy: invalid policy '%s' (expected default, advise or never)",
-				   a->argv[2]);
-	if (thp_state_read(&st) < 0)
-		st.has_thp_policy = false;
-	/* --collapse alone works on a stock kernel too */
-	if (!st.has_thp_policy && !(a->collapse && a->argc == 2)) {
-		log_error("per-process THP policy is not supported by this kernel");
-		return EXIT_USAGE;
-	}
-	if (read_comm(pid, comm, sizeof(comm)) < 0) {
-		log_error("no process with PID %d", (int)pid);
-		return EXIT_FAIL;
-	}
-	snprintf(path, sizeof(path), "/proc/%d/thp_policy", (int)pid);
-	if (a->argc > 2) {
-		r = thp_policy_set(pid, thp_policy_from_name(a->argv[2]));
-		if (r < 0) {
-			log_error("failed to write '%s' to %s: %s", a->argv[2], full_path(path),
-				  strerror(-r));
-			return EXIT_FAIL;
-		}
-	}
-	o = json_object_new_object();
-	jadd_int(o, "pid", pid);
-	jadd_str(o, "comm", comm);
-	if (st.has_thp_policy) {
-		r = thp_policy_get(pid, &policy);
-		if (r < 0) {
-			json_object_put(o);
-			log_error("cannot read %s: %s", full_path(path), strerror(-r));
-			return EXIT_FAIL;
-		}
-		jadd_str(o, "policy", thp_policy_name(policy));
-	}
-	if (a->collapse) {
-		c = json_object_new_object();
-		r = thp_collapse(pid, c);
-		if (r < 0) {
-			json_object_put(c);
-			json_object_put(o);
-			return EXIT_FAIL;
-		}
-		if (o)
-			json_object_object_add(o, "collapse", c);
-		else
-			json_object_put(c);
-	}
-	return output(o, a->json) < 0 ? EXIT_FAIL : EXIT_OK;
 }

@@ -49,58 +49,30 @@ static char *merge_tunables(const char *old)
 	return out;
 }
 
-static void run_help(void)
+const struct option run_options[] = {
+	{ "advise", no_argument, NULL, 'a' },
+	{ "never", no_argument, NULL, 'n' },
+	{ "default", no_argument, NULL, 'd' },
+	{}
+};
+
+int run_option(struct verb_args *a, int opt, const char *arg)
 {
-	printf("Usage: thpctl run [--advise|--never|--default] [--] COMMAND [ARG...]\n\n"
-	       "Run COMMAND with a THP policy (default --advise):\n"
-	       "  --advise   hugepages for all anonymous memory, as if madvise(MADV_HUGEPAGE)\n"
-	       "  --never    no hugepages\n"
-	       "  --default  the system mode decides\n");
+	int p = opt == 'n' ? PR_THP_POLICY_NEVER :
+		opt == 'd' ? PR_THP_POLICY_DEFAULT : PR_THP_POLICY_ADVISE;
+
+	(void)arg;
+	if (a->policy_set && a->policy != p)
+		return usage_error("run: --advise, --never and --default are mutually exclusive");
+	a->policy = p;
+	a->policy_set = true;
+	return 0;
 }
 
 int verb_run(struct verb_args *a)
 {
-	static const struct option opts[] = {
-		{ "advise", no_argument, NULL, 'a' },
-		{ "never", no_argument, NULL, 'n' },
-		{ "default", no_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		{}
-	};
-	int policy = -1, c;
-	char **cmd;
-
-	optind = 1;
-	opterr = 0;
-	/* "+": stop at the command, whose options are its own */
-	while ((c = getopt_long(a->argc, a->argv, "+h", opts, NULL)) != -1) {
-		int p;
-
-		switch (c) {
-		case 'a':
-			p = PR_THP_POLICY_ADVISE;
-			break;
-		case 'n':
-			p = PR_THP_POLICY_NEVER;
-			break;
-		case 'd':
-			p = PR_THP_POLICY_DEFAULT;
-			break;
-		case 'h':
-			run_help();
-			return EXIT_OK;
-		default:
-			return usage_error("run: unrecognized option '%s'", a->argv[optind - 1]);
-		}
-		if (policy >= 0 && policy != p)
-			return usage_error("run: --advise, --never and --default are mutually exclusive");
-		policy = p;
-	}
-	if (optind >= a->argc)
-		return usage_error("run: no command given");
-	if (policy < 0)
-		policy = PR_THP_POLICY_ADVISE;
-	cmd = a->argv + optind;
+	int policy = a->policy_set ? a->policy : PR_THP_POLICY_ADVISE;
+	char **cmd = a->argv + 1;
 
 	/*
 	 * Only what run needs: the launch cost is the figure that matters

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* thpctl status, enable, defrag, and the thpd client they share. */
+/* thpctl status, enable and defrag: the system-wide THP state. */
 #include "thpctl.h"
 #include "thp.h"
-#include "thp-proto.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -10,66 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#define THPD_TIMEOUT_MS 5000
-
 static const char *const khugepaged_knobs[] = {
 	"defrag", "pages_to_scan", "scan_sleep_millisecs", "alloc_sleep_millisecs",
 	"max_ptes_none", "max_ptes_swap", "max_ptes_shared",
 	"pages_collapsed", "full_scans",
 };
-
-const char *thpd_socket_path(void)
-{
-	const char *p = getenv("THPD_SOCKET");
-
-	return p && *p ? p : THP_SOCKET_PATH;
-}
-
-int thpd_call(const char *cmd, const char *value, struct json_object **reply,
-	      const char **why)
-{
-	const char *path = thpd_socket_path();
-	struct json_object *req, *ok, *err, *eno;
-	int fd, r;
-
-	*reply = NULL;
-	fd = thp_proto_connect(path);
-	if (fd < 0) {
-		/* nothing listening: not running (or not reachable by us) */
-		*why = strerror(-fd);
-		return 0;
-	}
-	req = json_object_new_object();
-	jadd_str(req, "cmd", cmd);
-	if (value)
-		jadd_str(req, "value", value);
-	r = req ? thp_proto_call(fd, req, reply, THPD_TIMEOUT_MS) : -ENOMEM;
-	json_object_put(req);
-	close(fd);
-	if (r == -ETIMEDOUT) {
-		log_error("thpd at %s did not answer '%s' within %d s", path, cmd,
-			  THPD_TIMEOUT_MS / 1000);
-		return r;
-	}
-	if (r < 0) {
-		log_error("talking to thpd at %s: %s", path, strerror(-r));
-		return r;
-	}
-	if (!json_object_object_get_ex(*reply, "ok", &ok) || !json_object_get_boolean(ok)) {
-		int e = EPROTO;
-
-		if (json_object_object_get_ex(*reply, "errno", &eno) && json_object_get_int(eno) > 0)
-			e = json_object_get_int(eno);
-		log_error("thpd refused '%s%s%s': %s", cmd, value ? " " : "", value ? value : "",
-			  json_object_object_get_ex(*reply, "error", &err) ?
-			  json_object_get_string(err) : strerror(e));
-		json_object_put(*reply);
-		*reply = NULL;
-		return -e;
-	}
-	json_object_object_del(*reply, "ok");
-	return 1;
-}
 
 static void add_file_kv(struct json_object *o, const char *path, const char *prefix)
 {
@@ -139,7 +83,7 @@ int verb_status(struct verb_args *a)
 	if (o)
 		json_object_object_add(o, "kernel_features", f);
 
-	r = thpd_call("status", NULL, &thpd, &why);
+	r = thpctl_call("status", NULL, &thpd, &why);
 	if (o)
 		json_object_object_add(o, "thpd", r > 0 ? thpd : NULL);
 	else
@@ -170,7 +114,7 @@ static int via_thpd_or_sysfs(const char *cmd, const char *value,
 	char how[256];
 	int r;
 
-	r = thpd_call(cmd, value, &reply, &why);
+	r = thpctl_call(cmd, value, &reply, &why);
 	if (r < 0)
 		return EXIT_FAIL;
 	if (r > 0) {
@@ -196,7 +140,7 @@ static int via_thpd_or_sysfs(const char *cmd, const char *value,
 	snprintf(how, sizeof(how), "written to sysfs: thpd is not running, so this lasts until reboot");
 	/* not the plain "nobody listens" case: say what went wrong */
 	if (strcmp(why, strerror(ENOENT)) && strcmp(why, strerror(ECONNREFUSED)))
-		log_error("could not reach thpd at %s: %s", thpd_socket_path(), why);
+		log_error("could not reach thpd at %s: %s", thpctl_socket_path(), why);
 	print_result(how);
 	return EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include "thpctl.h"
 #include "thp.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -19,22 +20,54 @@
 #define THP_VERSION "unknown"
 #endif
 
+enum {
+	VERB_JSON = 1 << 0,	/* a read verb: accepts --json */
+	VERB_COMMAND = 1 << 1,	/* options end at the first operand (run's command) */
+};
+
+/*
+ * The verbs. Every verb's options and operand counts are checked here, the
+ * same way for each; a verb's handler sees only well-formed arguments.
+ */
 struct verb {
 	const char *name;
-	int min_args, max_args;	/* operands after the verb; -1: unlimited */
-	bool json;		/* accepts --json */
-	int (*run)(struct verb_args *a);
+	const char *usage;	/* after "thpctl [options] " */
 	const char *summary;
+	int min_args, max_args;	/* operands after the verb; -1: unlimited */
+	unsigned int flags;	/* VERB_* */
+	const char *missing;	/* what fewer than min_args operands lacks */
+	const struct option *opts;	/* the verb's own options, or NULL */
+	int (*option)(struct verb_args *a, int opt, const char *arg);
+	const char *help;	/* the verb's own options, for --help */
+	int (*run)(struct verb_args *a);
 };
 
 static const struct verb verbs[] = {
-	{ "status", 0, 0, true, verb_status, "show the THP mode, khugepaged, counters and thpd" },
-	{ "enable", 1, 1, false, verb_enable, "set the mode: always|madvise|never|0|1|2" },
-	{ "defrag", 1, 1, false, verb_defrag, "set defrag: always|defer|defer+madvise|madvise|never" },
-	{ "run", 1, -1, false, verb_run, "run a command with a THP policy" },
-	{ "ps", 0, -1, true, verb_ps, "hugepage use per process" },
-	{ "policy", 1, 2, true, verb_policy, "show or set a process's THP policy" },
+	{ "status", "[status]", "show the THP mode, khugepaged, counters and thpd",
+	  0, 0, VERB_JSON, NULL, NULL, NULL, NULL, verb_status },
+	{ "enable", "enable always|madvise|never|0|1|2", "set the mode",
+	  1, 1, 0, "missing argument", NULL, NULL, NULL, verb_enable },
+	{ "defrag", "defrag always|defer|defer+madvise|madvise|never", "set defrag",
+	  1, 1, 0, "missing argument", NULL, NULL, NULL, verb_defrag },
+	{ "run", "run [--advise|--never|--default] [--] COMMAND [ARG...]",
+	  "run a command with a THP policy",
+	  1, -1, VERB_COMMAND, "no command given", run_options, run_option,
+	  "  --advise   hugepages for all anonymous memory, as if madvise(MADV_HUGEPAGE)\n"
+	  "             (the default)\n"
+	  "  --never    no hugepages\n"
+	  "  --default  the system mode decides\n", verb_run },
+	{ "ps", "ps [--sort=FIELD] [PID...]", "hugepage use per process",
+	  0, -1, VERB_JSON, NULL, ps_options, ps_option,
+	  "  --sort=FIELD  pid (default), comm, anon_huge_kib, policy or a thp_stat counter\n",
+	  verb_ps },
+	{ "policy", "policy [--collapse] PID [default|advise|never]",
+	  "show or set a process's THP policy",
+	  1, 2, VERB_JSON, "missing argument", policy_options, policy_option,
+	  "  --collapse  collapse the process's anonymous memory into hugepages now\n",
+	  verb_policy },
 };
+
+#define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
 
 void log_error(const char *fmt, ...)
 {
@@ -72,15 +105,11 @@ const char *full_path(const char *path)
 
 static void help(void)
 {
-	printf("Usage:\n"
-	       " thpctl [options] [status]\n"
-	       " thpctl [options] enable always|madvise|never|0|1|2\n"
-	       " thpctl [options] defrag always|defer|defer+madvise|madvise|never\n"
-	       " thpctl [options] run [--advise|--never|--default] [--] COMMAND [ARG...]\n"
-	       " thpctl [options] ps [--sort=FIELD] [PID...]\n"
-	       " thpctl [options] policy [--collapse] PID [default|advise|never]\n"
-	       "\nControl transparent hugepages (THP).\n\nCommands:\n");
-	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+	printf("Usage:\n");
+	for (size_t i = 0; i < N_VERBS; i++)
+		printf(" thpctl [options] %s\n", verbs[i].usage);
+	printf("\nControl transparent hugepages (THP).\n\nCommands:\n");
+	for (size_t i = 0; i < N_VERBS; i++)
 		printf("  %-8s %s\n", verbs[i].name, verbs[i].summary);
 	printf("\nOptions:\n"
 	       "  -j, --json      print status, ps and policy as JSON\n"
@@ -89,6 +118,15 @@ static void help(void)
 	       "\nModes: 0 = madvise (defrag madvise), 1 = always (defrag madvise),\n"
 	       "       2 = always (defrag always), never.\n"
 	       "\nFor more details see thpctl(1).\n");
+}
+
+static void verb_help(const struct verb *v)
+{
+	printf("Usage: thpctl %s\n\n%c%s.\n\nOptions:\n%s%s"
+	       "  -h, --help  display this help\n\nFor more details see thpctl(1).\n",
+	       v->usage, toupper((unsigned char)v->summary[0]), v->summary + 1,
+	       v->help ? v->help : "",
+	       v->flags & VERB_JSON ? "  -j, --json  print as JSON\n" : "");
 }
 
 static size_t edit_distance(const char *a, const char *b)
@@ -122,7 +160,7 @@ static int unknown_verb(const char *name)
 	const char *best = NULL;
 	size_t best_d = 3;	/* suggest only within two edits */
 
-	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+	for (size_t i = 0; i < N_VERBS; i++) {
 		size_t d = edit_distance(name, verbs[i].name);
 
 		if (d < best_d) {
@@ -136,45 +174,59 @@ static int unknown_verb(const char *name)
 }
 
 /*
- * Options valid after the verb too: --json (read verbs) and --help. `run`
- * stops at its command, so it parses its own arguments.
+ * The verb's options (--json and --help for every verb, then its own) and
+ * its operand count. Returns 0, -1 after --help, or EXIT_USAGE.
  */
-static int parse_verb_options(const struct verb *v, struct verb_args *a)
+static int parse_verb_args(const struct verb *v, struct verb_args *a)
 {
-	static const struct option opts[] = {
+	struct option opts[16] = {
 		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
-		{ "collapse", no_argument, NULL, 'c' },
-		{}
 	};
-	int c;
+	size_t n = 2;
+	int c, nargs;
 
-	/* run and ps parse their own options */
-	if (strcmp(v->name, "run") == 0 || strcmp(v->name, "ps") == 0)
-		return 0;
+	for (const struct option *o = v->opts; o && o->name; o++) {
+		if (n + 1 >= sizeof(opts) / sizeof(opts[0]))
+			abort();	/* a programming error: the table is fixed */
+		opts[n++] = *o;
+	}
 	optind = 1;
 	opterr = 0;
-	while ((c = getopt_long(a->argc, a->argv, "jh", opts, NULL)) != -1) {
+	/* ':' reports a missing option argument apart; '+' stops at the first operand */
+	while ((c = getopt_long(a->argc, a->argv, v->flags & VERB_COMMAND ? "+:jh" : ":jh",
+				opts, NULL)) != -1) {
+		int r;
+
 		switch (c) {
 		case 'j':
-			if (!v->json)
+			if (!(v->flags & VERB_JSON))
 				return usage_error("%s: --json is not supported (not a read command)",
 						   v->name);
 			a->json = true;
 			break;
 		case 'h':
-			help();
+			verb_help(v);
 			return -1;
-		case 'c':
-			if (strcmp(v->name, "policy") != 0)
-				return usage_error("%s: unrecognized option '--collapse'", v->name);
-			a->collapse = true;
-			break;
-		default:
+		case ':':
+			return usage_error("%s: option '%s' requires an argument", v->name,
+					   a->argv[optind - 1]);
+		case '?':
+			if (optopt)
+				return usage_error("%s: invalid option -- '%c'", v->name, optopt);
 			return usage_error("%s: unrecognized option '%s'", v->name,
 					   a->argv[optind - 1]);
+		default:
+			r = v->option(a, c, optarg);
+			if (r)
+				return r;
 		}
 	}
+	nargs = a->argc - optind;
+	if (nargs < v->min_args)
+		return usage_error("%s: %s", v->name, v->missing);
+	if (v->max_args >= 0 && nargs > v->max_args)
+		return usage_error("%s: too many arguments", v->name);
 	a->argv += optind - 1;
 	a->argc -= optind - 1;
 	a->argv[0] = (char *)v->name;
@@ -229,23 +281,17 @@ int main(int argc, char **argv)
 		a.argc = 1;
 		a.argv = default_argv;
 	}
-	for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+	for (size_t i = 0; i < N_VERBS; i++)
 		if (strcmp(a.argv[0], verbs[i].name) == 0)
 			v = &verbs[i];
 	if (!v)
 		return unknown_verb(a.argv[0]);
-	if (a.json && !v->json)
+	if (a.json && !(v->flags & VERB_JSON))
 		return usage_error("%s: --json is not supported (not a read command)", v->name);
-	r = parse_verb_options(v, &a);
+	r = parse_verb_args(v, &a);
 	if (r < 0)
 		return close_stdout(EXIT_OK);
 	if (r > 0)
 		return r;
-	if (strcmp(v->name, "run") != 0 && strcmp(v->name, "ps") != 0) {
-		if (a.argc - 1 < v->min_args)
-			return usage_error("%s: missing argument", v->name);
-		if (v->max_args >= 0 && a.argc - 1 > v->max_args)
-			return usage_error("%s: too many arguments", v->name);
-	}
 	return close_stdout(v->run(&a));
 }

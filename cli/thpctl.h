@@ -3,6 +3,7 @@
 #ifndef THPCTL_H
 #define THPCTL_H
 
+#include <getopt.h>
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <sys/types.h>
@@ -12,11 +13,19 @@
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
 
+/*
+ * What the dispatcher hands a verb: its operands (options parsed away) and
+ * the options it took. Each verb's own options are in its file
+ * (VERB_options[], parsed into these fields by VERB_option()).
+ */
 struct verb_args {
 	int argc;
-	char **argv;	/* argv[0] is the verb */
-	bool json;	/* --json */
-	bool collapse;	/* policy --collapse */
+	char **argv;		/* argv[0] is the verb, then the operands */
+	bool json;		/* --json (read verbs) */
+	bool collapse;		/* policy --collapse */
+	const char *sort;	/* ps --sort, NULL: by PID */
+	int policy;		/* run --advise|--never|--default: PR_THP_POLICY_* */
+	bool policy_set;	/* ... given */
 };
 
 /* messages on stderr prefixed with "thpctl: " */
@@ -37,18 +46,32 @@ void jadd_u64(struct json_object *o, const char *key, uint64_t val);
 void jadd_int(struct json_object *o, const char *key, int64_t val);
 void jadd_bool(struct json_object *o, const char *key, bool val);
 
-/* thpd client: THPD_SOCKET or /run/thpd.sock */
-const char *thpd_socket_path(void);
+/* thpd client (client.c): THPD_SOCKET or /run/thpd.sock */
+const char *thpctl_socket_path(void);
 /*
  * Send {"cmd":cmd[,"value":value]} to thpd. Returns 1 with *reply set (an
  * {"ok":true,...} object), 0 when thpd is not reachable (*why says why, for
  * messages), or -errno after logging the failure (error reply, timeout).
  */
-int thpd_call(const char *cmd, const char *value, struct json_object **reply,
-	      const char **why);
+int thpctl_call(const char *cmd, const char *value, struct json_object **reply,
+		const char **why);
+
+/* process.c: a PID operand (decimal, > 0) */
+bool parse_pid(const char *s, pid_t *pid);
+/* /proc/PID/comm without its newline; 0 or -errno */
+int read_comm(pid_t pid, char *comm, size_t size);
 
 /* policy --collapse: results added to out; 0 or -errno (logged) */
 int thp_collapse(pid_t pid, struct json_object *out);
+
+/*
+ * A verb's own options (in its file): the getopt_long table, and the
+ * handler called for each one found (returns 0, or usage_error()'s code).
+ */
+extern const struct option run_options[], ps_options[], policy_options[];
+int run_option(struct verb_args *a, int opt, const char *arg);
+int ps_option(struct verb_args *a, int opt, const char *arg);
+int policy_option(struct verb_args *a, int opt, const char *arg);
 
 int verb_status(struct verb_args *a);
 int verb_enable(struct verb_args *a);

@@ -123,6 +123,33 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	run -0 "$THPCTL" ps --help
 }
 
+@test "every verb's options go through the one parser: --collapse is policy's only" {
+	local verb
+	fake_tree patched
+	for verb in status enable defrag run ps; do
+		run -2 --separate-stderr "$THPCTL" "$verb" --collapse
+		[[ $stderr == *"$verb: unrecognized option '--collapse'"* ]] || fail "$verb: $stderr"
+	done
+	run -2 "$THPCTL" ps --sort
+	assert_output --partial "ps: option '--sort' requires an argument"
+	run -2 "$THPCTL" run --json -- true
+	assert_output --partial 'run: --json is not supported'
+	run -2 "$THPCTL" ps -x
+	assert_output --partial "ps: invalid option -- 'x'"
+	assert_equal "$(knob enabled)" 'always [madvise] never'
+}
+
+@test "each verb's --help shows its own usage and options" {
+	run -0 "$THPCTL" ps --help
+	assert_line 'Usage: thpctl ps [--sort=FIELD] [PID...]'
+	assert_output --partial '--sort=FIELD'
+	run -0 "$THPCTL" policy --help
+	assert_output --partial '--collapse'
+	refute_output --partial '--sort'
+	run -0 "$THPCTL" enable --help
+	refute_output --partial '--json'
+}
+
 @test "no verb means status" {
 	fake_tree patched
 	run -0 "$THPCTL"

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The processes ps and policy name: PID operands and process names. */
+#include "thpctl.h"
+#include "thp.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool parse_pid(const char *s, pid_t *pid)
+{
+	char *end;
+	long v;
+
+	if (!isdigit((unsigned char)*s))
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v <= 0 || v > INT_MAX)
+		return false;
+	*pid = (pid_t)v;
+	return true;
+}
+
+int read_comm(pid_t pid, char *comm, size_t size)
+{
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	r = thp_read_file(path, comm, size);
+	if (r < 0)
+		return r;
+	comm[strcspn(comm, "\n")] = '\0';
+	return 0;
+}
