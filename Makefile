@@ -75,6 +75,7 @@ include tests/host/host.mk
 include man/man.mk
 include fuzz/fuzz.mk
 include tests/vm/vm.mk
+include debian/deb.mk
 
 programs: $(PROGRAMS) $(HELPERS)
 

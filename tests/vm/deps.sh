@@ -14,6 +14,8 @@ pkgs=(
 	linux-source-6.1 flex bison bc libelf-dev libssl-dev cpio xz-utils
 	# guest image and VM
 	debootstrap e2fsprogs qemu-system-x86 qemu-utils
+	# make deb: the Debian packages the guest installs, and their checker
+	debhelper lintian
 	git
 )
 
