@@ -16,6 +16,7 @@
 #   make checkpatch scripts/checkpatch.pl --strict on every patch of the series
 #   make check-series  build bzImage after each patch in turn (slow)
 #   make install    DESTDIR=, PREFIX=
+#   make deb        Debian packages thpctl and thpd in build/deb (debian/deb.mk)
 #
 # This file holds the variables and the top targets; each directory's
 # fragment (DIR/*.mk, included below) holds the rules that build it. The

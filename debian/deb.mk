@@ -14,7 +14,7 @@ DEBS = $(DEB_DIR)/thpctl_$(DEB_VERSION)_$(DEB_ARCH).deb $(DEB_DIR)/thpd_$(DEB_VE
 DEB_JOBS ?= 2
 
 deb: $(DEB_DIR)/built
-	lintian --fail-on error,warning --info --display-info \
+	lintian --fail-on error,warning --display-info \
 		$(DEB_DIR)/thp-stack_$(DEB_VERSION)_$(DEB_ARCH).changes
 
 $(DEB_DIR)/built: $(DEB_FILES) | deps-quiet
