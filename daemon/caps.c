@@ -16,7 +16,7 @@
  * Everything else leaves the permitted, effective, inheritable, ambient and
  * (when CAP_SETPCAP allows) bounding sets.
  */
-#include "thpd.h"
+#include "caps.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,7 +1,8 @@
 # thpd: the THP policy daemon, its units and example configuration (its host
 # tests are built by tests/host/host.mk).
-THPD_SRCS := daemon/adaptive.c daemon/caps.c daemon/config.c daemon/log.c \
-	daemon/persist.c daemon/rules.c daemon/server.c daemon/sources.c daemon/thpd-core.c
+THPD_SRCS := daemon/adaptive.c daemon/caps.c daemon/config.c daemon/exec-events.c \
+	daemon/lifecycle.c daemon/log.c daemon/originals.c daemon/persist.c \
+	daemon/precedence.c daemon/pressure.c daemon/rules.c daemon/safe-file.c daemon/server.c
 THPD_OBJS := $(THPD_SRCS:%.c=$(BUILD)/%.o)
 PROGRAMS += $(BUILD)/thpd $(BUILD)/systemd/thpd.service
 
@@ -28,3 +29,11 @@ install-thpd: $(BUILD)/thpd $(BUILD)/systemd/thpd.service
 
 INSTALL_TARGETS += install-thpd
 .PHONY: install-thpd
+
+# no dependency circle among thpd's files (calls and includes); part of check-host
+check-thpd-deps: $(BUILD)/daemon/thpd.o $(THPD_OBJS)
+	daemon/check-deps.sh --self-test
+	daemon/check-deps.sh --headers
+	daemon/check-deps.sh $^
+host-tests: check-thpd-deps
+.PHONY: check-thpd-deps

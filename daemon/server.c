@@ -8,7 +8,7 @@
  * is closed; anything else wrong gets an error reply and the connection
  * stays usable.
  */
-#include "thpd.h"
+#include "server.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -180,12 +180,8 @@ struct json_object *thpd_handle_request(struct thpd *d, const struct thpd_peer *
 	if (strcmp(cmd, "reload") == 0) {
 		if (peer->uid != 0)
 			return error_reply(EPERM, "permission denied: 'reload' needs root");
-		sd_notify(0, "RELOADING=1");
-		if (thpd_configure(d, false) == -EINVAL) {
-			sd_notify(0, "READY=1");
+		if (thpd_reload(d) == -EINVAL)
 			return error_reply(EINVAL, "configuration is unusable, kept the last good one (see journalctl -u thpd)");
-		}
-		sd_notify(0, "READY=1");
 		return ok_reply();
 	}
 	return error_reply(EOPNOTSUPP, "unknown command '%.64s'", cmd);
@@ -388,8 +384,11 @@ int thpd_server_open(struct thpd *d)
 		d->socket_created = true;
 	}
 	r = sd_event_add_io(d->event, &d->listen_src, d->listen_fd, EPOLLIN, on_accept, d);
-	if (r < 0)
+	if (r < 0) {
+		log_err("Cannot watch the socket %s: %s", d->socket_path, strerror(-r));
+		thpd_server_close(d);
 		return r;
+	}
 	log_debug("Listening on %s%s", d->socket_path, d->socket_created ? "" : " (thpd.socket)");
 	return 0;
 }

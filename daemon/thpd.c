@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * thpd: the THP policy daemon. main() parses the command line and wires
- * the event loop together; what thpd does lives in thpd-core.c (apply,
- * persist, restore), sources.c (pressure, fragmentation, exec events) and
- * server.c (the socket). See thpd(8).
+ * thpd: the THP policy daemon. main() parses the command line, then run()
+ * wires the event loop together; what thpd does lives in lifecycle.c
+ * (start, reload, apply, restore), pressure.c and exec-events.c (event
+ * sources) and server.c (the socket). See thpd(8).
  */
 #include "thpd.h"
 
@@ -17,7 +17,11 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "caps.h"
+#include "exec-events.h"
 #include "log.h"
+#include "pressure.h"
+#include "server.h"
 
 static void usage(FILE *f)
 {
@@ -47,14 +51,26 @@ static int on_term(sd_event_source *s, const struct signalfd_siginfo *si, void *
 
 static int on_hup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
 {
-	struct thpd *d = userdata;
-
 	(void)s;
 	(void)si;
-	sd_notify(0, "RELOADING=1");
-	thpd_configure(d, false);
-	sd_notify(0, "READY=1");
+	thpd_reload(userdata);
 	return 0;
+}
+
+/* after start and every reload: the sources follow the new configuration */
+static void reopen_sources(struct thpd *d)
+{
+	thpd_pressure_close(d);
+	thpd_pressure_open(d);
+	thpd_exec_events_close(d);
+	thpd_exec_events_open(d);
+}
+
+static void teardown(struct thpd *d)
+{
+	thpd_exec_events_close(d);
+	thpd_pressure_close(d);
+	thpd_server_close(d);
 }
 
 /* $STATE_DIRECTORY / $RUNTIME_DIRECTORY may list several: take the first */
@@ -98,7 +114,15 @@ static int check_config(const char *path)
 	return r < 0 ? THPD_EXIT_CONFIG : THPD_EXIT_OK;
 }
 
-int main(int argc, char **argv)
+struct options {
+	const char *config_path;
+	const char *state_dir;		/* NULL: $STATE_DIRECTORY or the default */
+	const char *socket_path;
+	bool check, keep_caps;
+};
+
+/* THPD_EXIT_OK to go on, else the exit code */
+static int parse_args(int argc, char **argv, struct options *o, bool *done)
 {
 	enum { OPT_STATE_DIR = 256, OPT_SOCKET, OPT_CHECK, OPT_KEEP_CAPS, OPT_VERSION };
 	static const struct option opts[] = {
@@ -111,37 +135,33 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, OPT_VERSION },
 		{},
 	};
-	static struct thpd d = { .listen_fd = -1, .psi_fd = -1, .cn_fd = -1 };
-	const char *state_dir = NULL;
-	bool check = false, keep_caps = false;
-	char caps[128];
-	sigset_t ss;
-	int c, r, ret = THPD_EXIT_FAILURE;
+	int c;
 
-	d.config_path = THPD_CONF_PATH;
-	d.socket_path = THP_SOCKET_PATH;
+	*done = false;
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
-			d.config_path = optarg;
+			o->config_path = optarg;
 			break;
 		case OPT_STATE_DIR:
-			state_dir = optarg;
+			o->state_dir = optarg;
 			break;
 		case OPT_SOCKET:
-			d.socket_path = optarg;
+			o->socket_path = optarg;
 			break;
 		case OPT_CHECK:
-			check = true;
+			o->check = true;
 			break;
 		case OPT_KEEP_CAPS:
-			keep_caps = true;
+			o->keep_caps = true;
 			break;
 		case 'h':
 			usage(stdout);
+			*done = true;
 			return THPD_EXIT_OK;
 		case OPT_VERSION:
 			printf("thpd %s\n", THP_VERSION);
+			*done = true;
 			return THPD_EXIT_OK;
 		default:
 			fprintf(stderr, "Try 'thpd --help'.\n");
@@ -152,13 +172,23 @@ int main(int argc, char **argv)
 		fprintf(stderr, "thpd: unexpected argument '%s'\nTry 'thpd --help'.\n", argv[optind]);
 		return THPD_EXIT_USAGE;
 	}
-	if (check)
-		return check_config(d.config_path);
+	return THPD_EXIT_OK;
+}
 
+static int run(const struct options *o)
+{
+	static struct thpd d = { .listen_fd = -1, .psi_fd = -1, .cn_fd = -1 };
+	char caps[128];
+	sigset_t ss;
+	int r, ret = THPD_EXIT_FAILURE;
+
+	d.config_path = o->config_path;
+	d.socket_path = o->socket_path;
+	d.on_configured = reopen_sources;
 	thpd_log_init();
 	thp_root_init();
-	if (state_dir)
-		snprintf(d.state_dir, sizeof(d.state_dir), "%s", state_dir);
+	if (o->state_dir)
+		snprintf(d.state_dir, sizeof(d.state_dir), "%s", o->state_dir);
 	else
 		first_dir(d.state_dir, sizeof(d.state_dir), "STATE_DIRECTORY", THPD_STATE_DIR);
 	first_dir(d.runtime_dir, sizeof(d.runtime_dir), "RUNTIME_DIRECTORY", "");
@@ -182,7 +212,7 @@ int main(int argc, char **argv)
 			strerror(-r));
 		goto out;
 	}
-	if (!keep_caps) {
+	if (!o->keep_caps) {
 		r = thpd_drop_caps(d.kernel.has_thp_policy, caps, sizeof(caps));
 		if (r < 0) {
 			log_err("Cannot drop capabilities: %s", strerror(-r));
@@ -202,7 +232,7 @@ int main(int argc, char **argv)
 	if (thpd_server_open(&d) < 0)
 		goto out;
 
-	r = thpd_configure(&d, true);
+	r = thpd_start(&d);
 	if (r == -EINVAL) {
 		ret = THPD_EXIT_CONFIG;
 		goto out;
@@ -221,10 +251,23 @@ int main(int argc, char **argv)
 	if (r < 0)
 		log_err("Event loop failed: %s", strerror(-r));
 restore:
-	thpd_teardown(&d);
+	teardown(&d);
 	thpd_restore(&d);
 out:
-	thpd_teardown(&d);
+	teardown(&d);
 	sd_event_unref(d.event);
 	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o = { .config_path = THPD_CONF_PATH, .socket_path = THP_SOCKET_PATH };
+	bool done;
+	int r = parse_args(argc, argv, &o, &done);
+
+	if (r != THPD_EXIT_OK || done)
+		return r;
+	if (o.check)
+		return check_config(o.config_path);
+	return run(&o);
 }

@@ -22,7 +22,7 @@
 
 #include "thp.h"
 #include "thp-proto.h"
-#include "thpd.h"
+#include "server.h"
 
 static struct thpd d;
 static char root[64], sysdir[128], state[128];

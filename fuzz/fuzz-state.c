@@ -2,7 +2,7 @@
 /*
  * libFuzzer target: the other text thpd reads from outside — its persisted
  * state file (daemon/persist.c), /proc/cmdline (transparent_hugepage=, in
- * daemon/thpd-core.c) and /proc/PID/cgroup (daemon/rules.c).
+ * daemon/precedence.c) and /proc/PID/cgroup (daemon/rules.c).
  *
  * Properties: a state file parses to valid words or to -EBADMSG with an
  * empty result, and what thpd writes (thpd_persist_format) parses back to
@@ -15,11 +15,9 @@
 #include <string.h>
 
 #include "persist.h"
+#include "precedence.h"
 #include "rules.h"
 #include "thp.h"
-
-/* thpd-core.c, declared in thpd.h (which needs sd-event; not used here) */
-int thpd_cmdline_thp(const char *cmdline, char *out, size_t size);
 
 static void check_persist(const char *text)
 {

@@ -3,7 +3,7 @@
 #   proto   the thpd socket protocol (lib/thp-proto.c)
 #   mode    libthp's word and sysfs/procfs text parsers (lib/thp-mode.c, thp-sysfs.c, thp-proc.c)
 #   config  thpd.conf and drop-ins, and rule matching (daemon/config.c, rules.c)
-#   state   thpd's state file, /proc/cmdline, /proc/PID/cgroup (daemon/persist.c, thpd-core.c, rules.c)
+#   state   thpd's state file, /proc/cmdline, /proc/PID/cgroup (daemon/persist.c, precedence.c, originals.c, rules.c)
 #   request thpd's request handler behind the parser, as root and as a user, on a fake sysfs tree
 # Each runs from its committed corpus fuzz/corpus/NAME (new inputs go to
 # build/fuzz/work/NAME, never into the repository).
@@ -22,7 +22,7 @@ FUZZ_OUT := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \
 	-DTHP_VERSION='"$(VERSION)"' -Ilib -Idaemon $(PKG_CFLAGS)
-# daemon/sources.c embeds struct cn_msg (netlink connector), fine for gcc
+# daemon/exec-events.c embeds struct cn_msg (netlink connector), fine for gcc
 FUZZ_CFLAGS += -Wno-gnu-variable-sized-type-not-at-end -MMD -MP
 
 # code under test: coverage instrumentation without libFuzzer's main

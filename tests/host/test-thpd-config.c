@@ -12,7 +12,7 @@
 
 #include "../../daemon/config.h"
 #include "../../daemon/rules.h"
-#include "../../daemon/thpd.h"
+#include "../../daemon/precedence.h"
 #include "thpd-tap.h"
 
 struct diags {

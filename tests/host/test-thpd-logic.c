@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * thpd's adaptive state machine (hysteresis, calm period), the persisted
- * state file (format, atomic save) and socket authorization, on fixtures.
+ * state file (format, atomic save), the originals file's format and socket
+ * authorization, on fixtures.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,8 +12,9 @@
 #include <unistd.h>
 
 #include "../../daemon/adaptive.h"
+#include "../../daemon/originals.h"
 #include "../../daemon/persist.h"
-#include "../../daemon/thpd.h"
+#include "../../daemon/server.h"
 #include "thpd-tap.h"
 
 #define S 1000000ULL
@@ -100,6 +102,25 @@ static void test_persist(void)
 	ok(thpd_persist_save(dir, &p) == -ENOENT, "save into a missing directory fails with -ENOENT");
 }
 
+static void test_originals(void)
+{
+	struct thpd_originals o, q;
+	char *text;
+
+	ok(thpd_originals_parse("enabled always\ndefrag defer\npages_to_scan 512\nbogus 1\n"
+				"enabled sometimes\n", &o) == 0 &&
+	   o.have_enabled && strcmp(o.enabled, "always") == 0 && o.have_defrag &&
+	   strcmp(o.defrag, "defer") == 0 && o.have_kh[THPD_KH_PAGES_TO_SCAN] &&
+	   o.kh[THPD_KH_PAGES_TO_SCAN] == 512 && !o.have_kh[THPD_KH_DEFRAG],
+	   "originals parse; unknown names and invalid words are skipped");
+	text = thpd_originals_format(&o);
+	ok(text && thpd_originals_parse(text, &q) == 0 && memcmp(&o, &q, sizeof(o)) == 0,
+	   "originals format and parse round-trip");
+	free(text);
+	ok(thpd_originals_parse("enabled madvise-and-more-than-sixteen\n", &o) == 0 && !o.have_enabled,
+	   "an over-long word is not taken");
+}
+
 static void test_auth(void)
 {
 	struct thpd_config cfg;
@@ -123,6 +144,7 @@ int main(void)
 {
 	test_adaptive();
 	test_persist();
+	test_originals();
 	test_auth();
 	return done();
 }

@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Per-application rules at exec: the proc connector's exec events
+ * (netlink), the process's exe/comm/cgroup/uid from /proc, the first
+ * matching [Rule] (rules.c), its policy written to /proc/PID/thp_policy.
+ */
+#include "exec-events.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+
+#include "log.h"
+#include "rules.h"
+
+
+static int read_proc_line(pid_t pid, const char *what, char *buf, size_t size)
+{
+	char path[64];
+	int r;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	r = thp_read_file(path, buf, size);
+	if (r < 0)
+		return r;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+static void on_exec(struct thpd *d, pid_t pid)
+{
+	char exe[PATH_MAX], comm[32], cgtext[4096], cgroup[4096], status[4096], proc[64];
+	struct thpd_proc_info p = { .pid = pid };
+	const struct thpd_rule *rule;
+	const char *uidline;
+	ssize_t n;
+	int r;
+
+	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)pid);
+	n = readlink(proc, exe, sizeof(exe) - 1);
+	if (n >= 0) {
+		exe[n] = '\0';
+		p.exe = exe;
+	}
+	if (read_proc_line(pid, "comm", comm, sizeof(comm)) == 0)
+		p.comm = comm;
+	snprintf(proc, sizeof(proc), "/proc/%d/cgroup", (int)pid);
+	if (thp_read_file(proc, cgtext, sizeof(cgtext)) >= 0 &&
+	    thpd_cgroup_parse(cgtext, cgroup, sizeof(cgroup)) == 0)
+		p.cgroup = cgroup;
+	snprintf(proc, sizeof(proc), "/proc/%d/status", (int)pid);
+	if (thp_read_file(proc, status, sizeof(status)) < 0)
+		return;	/* gone already */
+	uidline = strstr(status, "\nUid:");
+	if (!uidline || sscanf(uidline + 5, "%u", &p.uid) != 1)
+		return;
+
+	rule = thpd_rules_match(&d->cfg, &p);
+	if (!rule)
+		return;
+	r = thp_policy_set(pid, rule->policy);
+	if (r == -ENOENT || r == -ESRCH) {
+		if (!d->kernel.has_thp_policy && !d->rules_unsupported_logged) {
+			d->rules_unsupported_logged = true;
+			log_event(LOG_WARNING, "rules-unsupported",
+				  "This kernel has no per-process THP policy (/proc/PID/thp_policy); rules cannot be applied");
+		}
+		return;
+	}
+	if (r < 0) {
+		log_warn("[Rule %s]: cannot set policy %s on %d (%s): %s", rule->name,
+			 thp_policy_name(rule->policy), (int)pid, p.exe ? p.exe : "?", strerror(-r));
+		return;
+	}
+	d->rules_applied++;
+	thpd_logf(LOG_INFO, &(const struct thpd_log_fields){
+			.event = "rule-applied", .to = thp_policy_name(rule->policy),
+			.reason = rule->name },
+		  "[Rule %s]: policy %s for %d (%s, comm %s, uid %u)", rule->name,
+		  thp_policy_name(rule->policy), (int)pid, p.exe ? p.exe : "?",
+		  p.comm ? p.comm : "?", p.uid);
+}
+
+static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userdata)
+{
+	struct thpd *d = userdata;
+	char buf[8192] __attribute__((aligned(NLMSG_ALIGNTO)));
+	struct sockaddr_nl from;
+	socklen_t fromlen;
+	ssize_t n;
+
+	(void)s;
+	(void)revents;
+	for (;;) {
+		fromlen = sizeof(from);
+		n = recvfrom(fd, buf, sizeof(buf), MSG_DONTWAIT, (struct sockaddr *)&from, &fromlen);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ENOBUFS) {
+				log_warn("Exec events were lost (receive buffer overrun); some new processes may have missed their rule");
+				continue;
+			}
+			return 0;	/* EAGAIN */
+		}
+		if (from.nl_pid != 0)
+			continue;	/* not from the kernel */
+		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n);
+		     nh = NLMSG_NEXT(nh, n)) {
+			struct cn_msg *cn;
+			struct proc_event *ev;
+
+			if (nh->nlmsg_type == NLMSG_NOOP || nh->nlmsg_type == NLMSG_ERROR)
+				continue;
+			if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*cn) + sizeof(*ev)))
+				continue;
+			cn = NLMSG_DATA(nh);
+			if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC)
+				continue;
+			ev = (struct proc_event *)cn->data;
+			if (ev->what == PROC_EVENT_EXEC)
+				on_exec(d, ev->event_data.exec.process_tgid);
+		}
+	}
+}
+
+static int cn_open(void)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK, .nl_groups = CN_IDX_PROC };
+	struct __attribute__((aligned(NLMSG_ALIGNTO))) {
+		struct nlmsghdr nl;
+		struct __attribute__((packed)) {
+			struct cn_msg cn;
+			enum proc_cn_mcast_op op;
+		};
+	} msg;
+	int fd, size = 1 << 20, r;
+
+	fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, NETLINK_CONNECTOR);
+	if (fd < 0)
+		return -errno;
+	/* a burst of execs must not overrun us: FORCE needs CAP_NET_ADMIN, which we have */
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size)) < 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof(size));
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		goto fail;
+	memset(&msg, 0, sizeof(msg));
+	msg.nl.nlmsg_len = sizeof(msg);
+	msg.nl.nlmsg_type = NLMSG_DONE;
+	msg.nl.nlmsg_pid = 0;
+	msg.cn.id.idx = CN_IDX_PROC;
+	msg.cn.id.val = CN_VAL_PROC;
+	msg.cn.len = sizeof(enum proc_cn_mcast_op);
+	msg.op = PROC_CN_MCAST_LISTEN;
+	if (send(fd, &msg, sizeof(msg), 0) < 0)
+		goto fail;
+	return fd;
+fail:
+	r = -errno;
+	close(fd);
+	return r;
+}
+
+int thpd_exec_events_open(struct thpd *d)
+{
+	int r;
+
+	if (!d->cfg.n_rules)
+		return 0;
+	if (!d->kernel.has_thp_policy) {
+		if (!d->rules_unsupported_logged)
+			log_event(LOG_WARNING, "rules-unsupported",
+				  "%u rule%s configured, but this kernel has no per-process THP policy (/proc/PID/thp_policy); rules cannot be applied",
+				  d->cfg.n_rules, d->cfg.n_rules == 1 ? "" : "s");
+		d->rules_unsupported_logged = true;
+		return 0;
+	}
+	r = cn_open();
+	if (r < 0) {
+		log_err("Cannot subscribe to exec events (proc connector): %s; rules cannot be applied",
+			strerror(-r));
+		return r;
+	}
+	d->cn_fd = r;
+	r = sd_event_add_io(d->event, &d->cn_src, d->cn_fd, EPOLLIN, on_netlink, d);
+	if (r < 0) {
+		log_err("Cannot watch exec events: %s; rules cannot be applied", strerror(-r));
+		close(d->cn_fd);
+		d->cn_fd = -1;
+		return r;
+	}
+	/* exec events first: a matching process must get its policy within 100 ms */
+	sd_event_source_set_priority(d->cn_src, SD_EVENT_PRIORITY_IMPORTANT);
+	log_info("Watching exec events for %u rule%s", d->cfg.n_rules,
+		 d->cfg.n_rules == 1 ? "" : "s");
+	return 0;
+}
+
+void thpd_exec_events_close(struct thpd *d)
+{
+	d->cn_src = sd_event_source_disable_unref(d->cn_src);
+	if (d->cn_fd >= 0)
+		close(d->cn_fd);
+	d->cn_fd = -1;
+}

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/* The host's values before thpd, kept across crash restarts. See originals.h. */
+#include "originals.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "safe-file.h"
+#include "thp.h"
+
+int thpd_originals_parse(const char *text, struct thpd_originals *o)
+{
+	char name[64], val[32];
+	const char *line = text;
+
+	memset(o, 0, sizeof(*o));
+	while (line && *line) {
+		const char *end = strchr(line, '\n');
+
+		if (sscanf(line, "%63s %31s", name, val) == 2) {
+			if (strcmp(name, "enabled") == 0 && strlen(val) < sizeof(o->enabled) &&
+			    thp_enabled_from_name(val) >= 0) {
+				o->have_enabled = true;
+				strcpy(o->enabled, val);
+			} else if (strcmp(name, "defrag") == 0 && strlen(val) < sizeof(o->defrag) &&
+				   thp_defrag_valid(val) == 0) {
+				o->have_defrag = true;
+				strcpy(o->defrag, val);
+			} else {
+				for (int k = 0; k < THPD_KH_N; k++)
+					if (strcmp(name, thpd_kh_file(k)) == 0) {
+						o->have_kh[k] = true;
+						o->kh[k] = strtoull(val, NULL, 10);
+					}
+			}
+		}
+		line = end ? end + 1 : NULL;
+	}
+	return 0;
+}
+
+char *thpd_originals_format(const struct thpd_originals *o)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *f = open_memstream(&text, &size);
+
+	if (!f)
+		return NULL;
+	if (o->have_enabled)
+		fprintf(f, "enabled %s\n", o->enabled);
+	if (o->have_defrag)
+		fprintf(f, "defrag %s\n", o->defrag);
+	for (int k = 0; k < THPD_KH_N; k++)
+		if (o->have_kh[k])
+			fprintf(f, "%s %" PRIu64 "\n", thpd_kh_file(k), o->kh[k]);
+	if (fclose(f) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
+}
+
+void thpd_originals_read_kernel(struct thpd_originals *o)
+{
+	struct thp_state st;
+
+	memset(o, 0, sizeof(*o));
+	if (thp_state_read(&st) == 0) {
+		o->have_enabled = true;
+		snprintf(o->enabled, sizeof(o->enabled), "%s", thp_enabled_name(st.enabled));
+		o->have_defrag = true;
+		snprintf(o->defrag, sizeof(o->defrag), "%s", st.defrag);
+	}
+	for (int k = 0; k < THPD_KH_N; k++)
+		o->have_kh[k] = thp_khugepaged_read(thpd_kh_file(k), &o->kh[k]) == 0;
+}
+
+int thpd_originals_load(const char *dir, struct thpd_originals *o)
+{
+	char text[1024];
+	int r = thpd_safe_read(dir, THPD_ORIGINALS_FILE, text, sizeof(text));
+
+	if (r < 0)
+		return r;
+	return thpd_originals_parse(text, o);
+}
+
+int thpd_originals_store(const char *dir, const struct thpd_originals *o)
+{
+	char *text = thpd_originals_format(o);
+	int r;
+
+	if (!text)
+		return -ENOMEM;
+	r = thpd_safe_replace(dir, THPD_ORIGINALS_FILE, text);
+	free(text);
+	return r;
+}
+
+void thpd_originals_forget(const char *dir)
+{
+	thpd_safe_remove(dir, THPD_ORIGINALS_FILE);
+}
