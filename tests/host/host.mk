@@ -3,16 +3,19 @@
 # C unit-test programs to HOST_TESTS; tests/host/*.bats run with BUILD_DIR set.
 HOST_BATS := $(wildcard tests/host/*.bats)
 
+# every C host test prints TAP through tap.c
+HOST_TAP := $(BUILD)/tests/host/tap.o
+
 # libthp's unit tests
 HOST_TESTS += $(BUILD)/tests/host/test-lib
-$(BUILD)/tests/host/test-lib: $(BUILD)/tests/host/test-lib.o $(LIBTHP)
+$(BUILD)/tests/host/test-lib: $(BUILD)/tests/host/test-lib.o $(HOST_TAP) $(LIBTHP)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(THP_LIBS)
 
 # thpd's pure logic: tests/host/test-thpd-*.c, linked with the daemon's objects
 THPD_TEST_SRCS := $(wildcard tests/host/test-thpd-*.c)
 HOST_TESTS += $(THPD_TEST_SRCS:tests/host/%.c=$(BUILD)/tests/host/%)
-$(BUILD)/tests/host/test-thpd-%: $(BUILD)/tests/host/test-thpd-%.o $(THPD_OBJS) $(LIBTHP)
+$(BUILD)/tests/host/test-thpd-%: $(BUILD)/tests/host/test-thpd-%.o $(HOST_TAP) $(THPD_OBJS) $(LIBTHP)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(THP_LIBS)
 

@@ -5,12 +5,12 @@
  */
 #include "thp.h"
 #include "thp-proto.h"
+#include "tap.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,22 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int test_no, failures;
 static char root[256];
-
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	test_no++;
-	if (!cond)
-		failures++;
-	printf("%sok %d - ", cond ? "" : "not ", test_no);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 static void mkdirs(const char *rel)
 {
@@ -382,9 +367,8 @@ int main(void)
 	test_smaps();
 	test_mmap_aligned();
 
-	printf("1..%d\n", test_no);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "# could not remove %s\n", root);
-	return failures ? 1 : 0;
+	return tap_done();
 }

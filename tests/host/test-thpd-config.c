@@ -13,7 +13,7 @@
 #include "../../daemon/config.h"
 #include "../../daemon/rules.h"
 #include "../../daemon/precedence.h"
-#include "thpd-tap.h"
+#include "tap.h"
 
 struct diags {
 	int n, fatal;
@@ -312,5 +312,5 @@ int main(void)
 	test_rules();
 	test_precedence();
 	test_load();
-	return done();
+	return tap_done();
 }

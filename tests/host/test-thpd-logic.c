@@ -15,7 +15,7 @@
 #include "../../daemon/originals.h"
 #include "../../daemon/persist.h"
 #include "../../daemon/server.h"
-#include "thpd-tap.h"
+#include "tap.h"
 
 #define S 1000000ULL
 
@@ -146,5 +146,5 @@ int main(void)
 	test_persist();
 	test_originals();
 	test_auth();
-	return done();
+	return tap_done();
 }
