@@ -11,18 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <time.h>
 
+#include "test-util.h"
+
 #define HPAGE (2UL << 20)
-
-static long minflt(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
-}
 
 int main(int argc, char **argv)
 {

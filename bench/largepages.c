@@ -16,51 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <time.h>
 
+#include "test-util.h"
 #include "thp.h"
-
-#define HPAGE (2UL << 20)
-
-static uint64_t now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
-static long minflt(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
-}
-
-static long anon_huge_kib(void *addr)
-{
-	long kib;
-	int r = thp_smaps_vma_kib(0, (unsigned long)addr, "AnonHugePages", &kib);
-
-	return r < 0 ? r : kib;
-}
-
-static uint64_t thp_stat(const char *name)
-{
-	char line[128], key[64];
-	uint64_t v, r = 0;
-	FILE *f = fopen("/proc/self/thp_stat", "re");
-
-	if (!f)
-		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %" SCNu64, key, &v) == 2 && strcmp(key, name) == 0)
-			r = v;
-	fclose(f);
-	return r;
-}
 
 int main(int argc, char **argv)
 {
@@ -69,7 +27,8 @@ int main(int argc, char **argv)
 	char *p;
 	void *map;
 	size_t len;
-	uint64_t t0, t1, t2, t3, a0, f0;
+	uint64_t t0, t1, t2, t3;
+	long long a0, f0;
 	long fl0, fl1;
 	volatile char sink = 0;
 
@@ -84,7 +43,7 @@ int main(int argc, char **argv)
 		}
 	}
 	len = mib << 20;
-	r = thp_mmap_aligned(len, HPAGE, MAP_NORESERVE, &map);
+	r = thp_mmap_aligned(len, TEST_HPAGE, MAP_NORESERVE, &map);
 	if (r < 0) {
 		fprintf(stderr, "largepages: mmap: %s\n", strerror(-r));
 		return 3;
@@ -95,8 +54,8 @@ int main(int argc, char **argv)
 		return 3;
 	}
 
-	a0 = thp_stat("thp_fault_alloc");
-	f0 = thp_stat("thp_fault_fallback");
+	a0 = stat_value("/proc/self/thp_stat", "thp_fault_alloc");
+	f0 = stat_value("/proc/self/thp_stat", "thp_fault_fallback");
 	fl0 = minflt();
 	t0 = now_us();
 	memset(p, 1, len);
@@ -111,8 +70,9 @@ int main(int argc, char **argv)
 	(void)sink;
 
 	printf("first_us=%" PRIu64 " repeat_us=%" PRIu64 " stride_us=%" PRIu64
-	       " minflt=%ld anon_huge_kib=%ld thp_fault_alloc=%" PRIu64 " thp_fault_fallback=%" PRIu64 "\n",
+	       " minflt=%ld anon_huge_kib=%ld thp_fault_alloc=%lld thp_fault_fallback=%lld\n",
 	       t1 - t0, t2 - t1, t3 - t2, fl1 - fl0, anon_huge_kib(p),
-	       thp_stat("thp_fault_alloc") - a0, thp_stat("thp_fault_fallback") - f0);
+	       stat_value("/proc/self/thp_stat", "thp_fault_alloc") - a0,
+	       stat_value("/proc/self/thp_stat", "thp_fault_fallback") - f0);
 	return 0;
 }

@@ -13,8 +13,8 @@
  * Usage: thp-malloc [--size MIB]. Exit: 0 good, 1 pattern bad, 2 usage,
  * 3 system error.
  *
- * Self-contained (no libthp): the host tests compile it without the
- * sanitizers, whose allocator would bypass glibc's malloc and its tunables.
+ * The host tests build it without the sanitizers (make, not make SAN=1):
+ * their allocator would bypass glibc's malloc and its tunables.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -25,22 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int anon_huge_kib(uint64_t *kib)
-{
-	FILE *f = fopen("/proc/self/smaps_rollup", "r");
-	char line[256];
-	int r = -ENOENT;
-
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "AnonHugePages: %" SCNu64, kib) == 1) {
-			r = 0;
-			break;
-		}
-	fclose(f);
-	return r;
-}
+#include "test-util.h"
 
 int main(int argc, char **argv)
 {
@@ -52,11 +37,11 @@ int main(int argc, char **argv)
 	unsigned long size_mib = 16;
 	char *end;
 	const char *tun = getenv("GLIBC_TUNABLES");
-	uint64_t huge = 0;
-	size_t n, i;
+	long huge;
+	size_t n;
 	uint64_t *p;
-	bool ok = true;
-	int c, r;
+	bool ok;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "s:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -82,19 +67,15 @@ int main(int argc, char **argv)
 		perror("thp-malloc: malloc");
 		return 3;
 	}
-	for (i = 0; i < n / sizeof(*p); i++)
-		p[i] = i * 0x9e3779b97f4a7c15ULL;
-	for (i = 0; i < n / sizeof(*p); i++)
-		if (p[i] != i * 0x9e3779b97f4a7c15ULL)
-			ok = false;
-
-	r = anon_huge_kib(&huge);
-	if (r < 0) {
-		fprintf(stderr, "thp-malloc: /proc/self/smaps_rollup: %s\n", strerror(-r));
+	pattern_fill(p, n, 0);
+	ok = pattern_check(p, 0, n, 0, "thp-malloc");
+	huge = anon_huge_kib_total();
+	if (huge < 0) {
+		fprintf(stderr, "thp-malloc: /proc/self/smaps_rollup: %s\n", strerror((int)-huge));
 		free(p);
 		return 3;
 	}
-	printf("size_kib=%lu\nanon_huge_kib=%" PRIu64 "\nglibc_tunables=%s\npattern=%s\n",
+	printf("size_kib=%lu\nanon_huge_kib=%ld\nglibc_tunables=%s\npattern=%s\n",
 	       size_mib << 10, huge, tun ? tun : "", ok ? "ok" : "bad");
 	free(p);
 	return ok ? 0 : 1;

@@ -37,17 +37,17 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "test-util.h"
 #include "thp.h"
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
 #endif
 
-#define HPAGE (2UL << 20)
-#define SMALL 4096UL
+#define HPAGE TEST_HPAGE
+#define SMALL TEST_PAGE
 
 static size_t size = 4 * HPAGE;
 static bool plain;
@@ -73,34 +73,16 @@ static void die(const char *what)
 	exit(3);
 }
 
-/* value of NAME in a "name value" file; -1 if absent */
-static long long file_stat(const char *path, const char *name)
-{
-	char line[256], key[64];
-	long long v, ret = -1;
-	FILE *f = fopen(path, "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %lld", key, &v) == 2 && strcmp(key, name) == 0) {
-			ret = v;
-			break;
-		}
-	fclose(f);
-	return ret;
-}
-
 static void print_thp_stat(const char *prefix, const char *path)
 {
 	for (size_t i = 0; i < NSTAT; i++)
-		printf("%s.%s=%lld\n", prefix, thp_stat_names[i], file_stat(path, thp_stat_names[i]));
+		printf("%s.%s=%lld\n", prefix, thp_stat_names[i], stat_value(path, thp_stat_names[i]));
 }
 
 static void vm_snap(long long *v)
 {
 	for (size_t i = 0; i < NVM; i++)
-		v[i] = file_stat("/proc/vmstat", vm_names[i]);
+		v[i] = stat_value("/proc/vmstat", vm_names[i]);
 }
 
 static void vm_print_delta(const long long *v0)
@@ -112,31 +94,10 @@ static void vm_print_delta(const long long *v0)
 		printf("vmstat.%s=%lld\n", vm_names[i], v1[i] - v0[i]);
 }
 
-static inline uint64_t word(uint64_t seed, size_t i)
-{
-	return (i * 0x9e3779b97f4a7c15ULL) ^ seed;
-}
-
-static void fill(char *p, size_t len, uint64_t seed)
-{
-	uint64_t *w = (uint64_t *)p;
-
-	for (size_t i = 0; i < len / 8; i++)
-		w[i] = word(seed, i);
-}
-
-/* check [from, to) of a region filled with fill(p, ..., seed) */
+/* check [from, to) of a region filled with pattern_fill(p, ..., seed) */
 static bool check_range(const char *p, size_t from, size_t to, uint64_t seed)
 {
-	const uint64_t *w = (const uint64_t *)p;
-
-	for (size_t i = from / 8; i < to / 8; i++)
-		if (w[i] != word(seed, i)) {
-			fprintf(stderr, "thp-mm: offset %zu is %#" PRIx64 ", expected %#" PRIx64 "\n",
-				i * 8, w[i], word(seed, i));
-			return false;
-		}
-	return true;
+	return pattern_check(p, from, to, seed, "thp-mm");
 }
 
 static char *map_region(int advice)
@@ -158,31 +119,6 @@ static char *map_default(void)
 	return map_region(plain ? -1 : MADV_HUGEPAGE);
 }
 
-/* AnonHugePages in KiB of the VMA containing addr; -1 if not found */
-static long anon_huge_kib(const void *addr)
-{
-	char line[512];
-	unsigned long start, end, a = (unsigned long)addr;
-	bool in = false;
-	long kib = -1;
-	FILE *f = fopen("/proc/self/smaps", "re");
-
-	if (!f)
-		die("/proc/self/smaps");
-	while (fgets(line, sizeof(line), f)) {
-		char *dash = strchr(line, '-'), *sp = strchr(line, ' ');
-
-		if (dash && sp && dash < sp && sscanf(line, "%lx-%lx ", &start, &end) == 2) {
-			in = a >= start && a < end;
-			continue;
-		}
-		if (in && sscanf(line, "AnonHugePages: %ld kB", &kib) == 1)
-			break;
-	}
-	fclose(f);
-	return kib;
-}
-
 static int cmd_stat(void)
 {
 	print_thp_stat("self", "/proc/self/thp_stat");
@@ -195,7 +131,7 @@ static int cmd_fork(void)
 	pid_t pid;
 	int st;
 
-	fill(p, size, 1);
+	pattern_fill(p, size, 1);
 	print_thp_stat("parent", "/proc/self/thp_stat");
 	fflush(stdout);
 	pid = fork();
@@ -218,7 +154,7 @@ static int cmd_exec(char *self)
 	char *p = map_default();
 	char *argv[] = { self, "stat", NULL };
 
-	fill(p, size, 1);
+	pattern_fill(p, size, 1);
 	print_thp_stat("before", "/proc/self/thp_stat");
 	fflush(stdout);
 	execv("/proc/self/exe", argv);
@@ -238,7 +174,7 @@ static void *thread_fn(void *v)
 	char c = 0;
 
 	a->tid = (pid_t)syscall(SYS_gettid);
-	fill(a->p, size, 2);
+	pattern_fill(a->p, size, 2);
 	if (write(a->done[1], &c, 1) != 1)
 		return NULL;
 	/* stay alive until main has read our task's file */
@@ -252,7 +188,7 @@ static int cmd_threads(void)
 	struct thread_arg a = { .p = map_default() };
 	pthread_t t;
 	char c = 0, path[64];
-	long long before = file_stat("/proc/self/thp_stat", "thp_fault_alloc");
+	long long before = stat_value("/proc/self/thp_stat", "thp_fault_alloc");
 
 	if (pipe(a.go) || pipe(a.done))
 		die("pipe");
@@ -281,7 +217,7 @@ static int cmd_cow(void)
 	bool ok;
 	pid_t pid;
 
-	fill(p, size, 1);
+	pattern_fill(p, size, 1);
 	printf("anon_huge_kib=%ld\n", anon_huge_kib(p));
 	print_thp_stat("parent_before", "/proc/self/thp_stat");
 	if (pipe(to_child) || pipe(to_parent))
@@ -295,7 +231,7 @@ static int cmd_cow(void)
 		bool cok;
 
 		/* the child writes first, then waits for the parent to write */
-		fill(p, size, 3);
+		pattern_fill(p, size, 3);
 		if (write(to_parent[1], &c, 1) != 1 || read(to_child[0], &c, 1) != 1)
 			_exit(3);
 		cok = check_range(p, 0, size, 3);
@@ -309,7 +245,7 @@ static int cmd_cow(void)
 	/* child has written and is still alive: our pages are still shared */
 	ok = check_range(p, 0, size, 1);
 	printf("parent.pattern_after_child_write=%s\n", ok ? "ok" : "bad");
-	fill(p, size, 4);
+	pattern_fill(p, size, 4);
 	fflush(stdout);
 	if (write(to_child[1], &c, 1) != 1)
 		die("write");
@@ -327,11 +263,11 @@ static int cmd_split(const char *op)
 {
 	char *p = map_default();
 	char *hole = p + HPAGE / 2;	/* one 4 KiB page inside the first hugepage */
-	long long split0 = file_stat("/proc/self/thp_stat", "thp_split_pmd");
+	long long split0 = stat_value("/proc/self/thp_stat", "thp_split_pmd");
 	long long vm0[NVM];
 	bool ok;
 
-	fill(p, size, 5);
+	pattern_fill(p, size, 5);
 	printf("anon_huge_kib_before=%ld\n", anon_huge_kib(p));
 	vm_snap(vm0);
 	if (strcmp(op, "munmap") == 0) {
@@ -362,7 +298,7 @@ static int cmd_split(const char *op)
 	printf("anon_huge_kib_first=%ld\n", anon_huge_kib(p));
 	printf("anon_huge_kib_rest=%ld\n", anon_huge_kib(p + size - SMALL));
 	printf("thp_stat.thp_split_pmd=%lld\n",
-	       file_stat("/proc/self/thp_stat", "thp_split_pmd") - split0);
+	       stat_value("/proc/self/thp_stat", "thp_split_pmd") - split0);
 	vm_print_delta(vm0);
 	printf("pattern=%s\n", ok ? "ok" : "bad");
 	return ok ? 0 : 1;
@@ -371,14 +307,14 @@ static int cmd_split(const char *op)
 static int cmd_collapse(const char *how)
 {
 	char *p = map_region(MADV_NOHUGEPAGE);
-	long long c0 = file_stat("/proc/self/thp_stat", "thp_collapse_alloc");
-	struct timespec t0, t1;
+	long long c0 = stat_value("/proc/self/thp_stat", "thp_collapse_alloc");
+	uint64_t t0, took_ms;
 	long kib;
 	bool ok;
 
-	fill(p, size, 6);
+	pattern_fill(p, size, 6);
 	printf("anon_huge_kib_before=%ld\n", anon_huge_kib(p));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = now_ms();
 	if (strcmp(how, "madv-collapse") == 0) {
 		if (madvise(p, size, MADV_HUGEPAGE))
 			die("madvise(MADV_HUGEPAGE)");
@@ -393,21 +329,21 @@ static int cmd_collapse(const char *how)
 			die("madvise(MADV_NORMAL)");
 		for (;;) {
 			kib = anon_huge_kib(p);
-			clock_gettime(CLOCK_MONOTONIC, &t1);
-			if ((size_t)kib * 1024 >= size || t1.tv_sec - t0.tv_sec >= timeout_s)
+			if ((kib >= 0 && (size_t)kib * 1024 >= size) ||
+			    now_ms() - t0 >= (uint64_t)timeout_s * 1000)
 				break;
-			usleep(100 * 1000);
+			sleep_ms(100);
 		}
 	} else {
 		fprintf(stderr, "thp-mm: collapse: unknown way '%s'\n", how);
 		return 2;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	took_ms = now_ms() - t0;
 	ok = check_range(p, 0, size, 6);
 	printf("anon_huge_kib=%ld\n", kib);
-	printf("seconds=%ld\n", (long)(t1.tv_sec - t0.tv_sec));
+	printf("seconds=%" PRIu64 "\n", took_ms / 1000);
 	printf("thp_stat.thp_collapse_alloc=%lld\n",
-	       file_stat("/proc/self/thp_stat", "thp_collapse_alloc") - c0);
+	       stat_value("/proc/self/thp_stat", "thp_collapse_alloc") - c0);
 	printf("pattern=%s\n", ok ? "ok" : "bad");
 	return ok ? 0 : 1;
 }
@@ -419,7 +355,7 @@ static int cmd_fill(void)
 	bool ok;
 
 	vm_snap(vm0);
-	fill(p, size, 7);
+	pattern_fill(p, size, 7);
 	printf("anon_huge_kib_filled=%ld\n", anon_huge_kib(p));
 	ok = check_range(p, 0, size, 7);
 	printf("anon_huge_kib_after=%ld\n", anon_huge_kib(p));

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "test-util.h"
 #include "thp.h"
 
 static const char *const names[] = { "default", "advise", "never" };
@@ -75,14 +76,6 @@ static void usage(FILE *f)
 
 #define RACE_ARGS 256
 #define RACE_ARG_LEN 2048
-
-static uint64_t now_us(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000 + (uint64_t)t.tv_nsec / 1000;
-}
 
 /* the exec'd side: wait until the writer is done, exit with our policy */
 static int race_child(const char *fd_arg)

@@ -23,6 +23,7 @@
  * 2 usage, 3 system error.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdbool.h>
@@ -35,20 +36,13 @@
 #include <unistd.h>
 
 #include "thp-proto.h"
+#include "test-util.h"
 #include "thp.h"
 
 #define MAX_CONNS 4096
 
 static const char *sock_path = THP_SOCKET_PATH;
 static int timeout_ms = 5000;
-
-static long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
-}
 
 static int connect_nb(void)
 {
@@ -68,13 +62,6 @@ static int connect_nb(void)
 		return e;
 	}
 	return fd;
-}
-
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
 }
 
 static const char ping[] = "{\"cmd\":\"ping\"}";
@@ -134,7 +121,7 @@ static void flood(int n, int rounds)
 	for (round = 0; round < rounds; round++) {
 		struct pollfd *p = calloc((size_t)n, sizeof(*p));
 		int pending = 0;
-		long deadline = now_ms() + timeout_ms;
+		uint64_t deadline = now_ms() + (uint64_t)timeout_ms;
 
 		if (!p) {
 			perror("thp-stress-sock: calloc");
@@ -157,7 +144,7 @@ static void flood(int n, int rounds)
 			pending++;
 		}
 		while (pending > 0) {
-			long left = deadline - now_ms();
+			int64_t left = (int64_t)(deadline - now_ms());
 			int r;
 
 			if (left <= 0)
@@ -281,7 +268,7 @@ int main(int argc, char **argv)
 	if (nflood)
 		flood(nflood, rounds);
 	if (do_ping) {
-		long t0 = now_ms();
+		uint64_t t0 = now_ms();
 		enum outcome o = OUT_ERROR;
 		int fd = connect_nb();
 
@@ -290,7 +277,7 @@ int main(int argc, char **argv)
 		else if (fd < 0)
 			fprintf(stderr, "thp-stress-sock: connecting to %s: %s\n", sock_path,
 				strerror(-fd));
-		printf("ping=%s\nping_ms=%ld\n", outcome_name[o], now_ms() - t0);
+		printf("ping=%s\nping_ms=%" PRIu64 "\n", outcome_name[o], now_ms() - t0);
 		if (fd >= 0)
 			close(fd);
 		if (o != OUT_OK)
@@ -298,7 +285,7 @@ int main(int argc, char **argv)
 	}
 	printf("ready\n");
 	if (hold) {
-		long end = now_ms() + hold * 1000L;
+		uint64_t end = now_ms() + (uint64_t)hold * 1000;
 
 		while (now_ms() < end)
 			sleep_ms(end - now_ms());

@@ -40,6 +40,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "test-util.h"
 #include "thp.h"
 
 #define MAX_SNAP 8
@@ -61,21 +62,6 @@ static int nvalid;
 static bool strict_nul, verbose;
 static unsigned long failures, ncases, nvalid_cases, accepted_valid, rejected_invalid,
 	nempty, nul_accepted, nul_rejected;
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545F4914F6CDD1DULL;
-}
-
-static size_t rnd_below(size_t n)
-{
-	return n ? (size_t)(rnd() % n) : 0;
-}
-
 /* printable rendering of a case for messages (truncated) */
 static const char *show(const char *buf, size_t len)
 {
@@ -480,7 +466,7 @@ int main(int argc, char **argv)
 		}
 		close(fd);
 	}
-	rng = seed ? seed : 1;
+	rnd_seed(seed);
 	printf("seed=%" PRIu64 "\n", seed);
 
 	run_builtin();

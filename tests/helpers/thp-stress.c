@@ -71,22 +71,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "page-check.h"
+#include "test-util.h"
 #include "thp.h"
 
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE 25
 #endif
 
-#define PAGE 4096UL
-#define HPAGE (2UL << 20)
+#define PAGE TEST_PAGE
+#define HPAGE TEST_HPAGE
 #define PPH (HPAGE / PAGE)	/* pages per hugepage */
 #define MAX_WORKERS 64
-#define MAX_STATS 48
-
-/* expected state of a 4 KiB page; >= GEN_FIRST: pattern of that generation */
-#define ST_UNMAPPED 0u
-#define ST_ZERO 1u
-#define GEN_FIRST 2u
 
 enum counter {
 	C_OPS, C_BYTES, C_CORRUPT, C_ERRORS, C_VIOLATIONS, C_FORKS, C_SPLITS,
@@ -117,6 +113,7 @@ static const char *opt_memcg;
 static bool opt_flip = true, opt_inject;
 static bool have_policy_prctl, have_policy_proc, have_mode_file;
 static const char *who = "main";
+static const char *check_after;	/* what the check in progress follows */
 
 static void add(enum counter c, uint64_t n)
 {
@@ -131,14 +128,6 @@ static void note_max(enum counter c, uint64_t v)
 	while (v > old && !__atomic_compare_exchange_n(&sh->c[c], &old, v, false,
 						       __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
-}
-
-static uint64_t now_ms(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000 + (uint64_t)t.tv_nsec / 1000000;
 }
 
 static void msg(const char *fmt, ...)
@@ -188,38 +177,6 @@ static bool time_up(void)
 	       (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec);
 }
 
-/* xorshift64*; per process state */
-static uint64_t rng_state;
-
-static uint64_t rnd(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
-static unsigned long rnd_below(unsigned long n)
-{
-	return n ? (unsigned long)(rnd() % n) : 0;
-}
-
-static void rng_seed(uint64_t s)
-{
-	rng_state = s * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL;
-	if (!rng_state)
-		rng_state = 1;
-	rnd();
-}
-
-static void sleep_ms(unsigned long ms)
-{
-	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000 };
-
-	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-		;
-}
-
 static uint64_t mix64(uint64_t x)
 {
 	x ^= x >> 33;
@@ -230,101 +187,30 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
+static void rng_seed(uint64_t s)
+{
+	rnd_seed(s * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL);
+	rnd();
+}
+
 /* ---------------------------------------------------------------- regions */
 
-struct region {
-	uint8_t *base;
-	size_t size;		/* multiple of HPAGE */
-	size_t npages;
-	uint64_t id;
-	uint32_t *st;		/* per 4 KiB page: ST_* or generation */
-	uint8_t *bad;		/* per page: corruption already counted */
-	uint32_t next_gen;
-};
-
-static uint64_t page_seed(const struct region *r, size_t p, uint32_t gen)
+static void report_damage(const struct region *r, const struct page_damage *d)
 {
-	return mix64(r->id * 0x100000001B3ULL ^ (uint64_t)p << 24 ^ gen);
+	if (may_report())
+		msg("CORRUPTION after %s: region %" PRIu64 " page %zu (%p) state %u: "
+		    "%" PRIu64 " bad bytes, first at word %zu: want %016" PRIx64 " got %016" PRIx64,
+		    check_after, r->id, d->page, (void *)(r->base + d->page * PAGE), d->state,
+		    d->bytes, d->word, d->want, d->got);
 }
 
-static void fill_page(struct region *r, size_t p, uint32_t gen)
-{
-	uint64_t *w = (uint64_t *)(r->base + p * PAGE), h = page_seed(r, p, gen);
-	size_t i;
-
-	for (i = 0; i < PAGE / 8; i++)
-		w[i] = h ^ (i * 0x9E3779B97F4A7C15ULL);
-	r->st[p] = gen;
-	r->bad[p] = 0;
-}
-
-static void set_state(struct region *r, size_t p, uint32_t st)
-{
-	r->st[p] = st;
-	r->bad[p] = 0;
-}
-
-static uint32_t new_gen(struct region *r)
-{
-	if (++r->next_gen < GEN_FIRST)
-		r->next_gen = GEN_FIRST;
-	return r->next_gen;
-}
-
-static unsigned int differing_bytes(uint64_t a, uint64_t b)
-{
-	unsigned int n = 0;
-	uint64_t x = a ^ b;
-
-	for (; x; x >>= 8)
-		n += (x & 0xff) != 0;
-	return n;
-}
-
-/*
- * check pages [first, first + n): returns corrupted bytes found. A corrupted
- * page is counted once, not at every later check, until it is rewritten.
- */
+/* check pages [first, first + n) and count what was verified and damaged */
 static uint64_t check_pages(struct region *r, size_t first, size_t n, const char *after)
 {
-	uint64_t bad = 0, verified = 0;
-	size_t p, i;
+	uint64_t verified = 0, bad;
 
-	for (p = first; p < first + n && p < r->npages; p++) {
-		const uint64_t *w = (const uint64_t *)(r->base + p * PAGE);
-		uint32_t s = r->st[p];
-		uint64_t h, page_bad = 0;
-		size_t first_bad = PAGE / 8;
-
-		if (s == ST_UNMAPPED) {
-			r->bad[p] = 0;
-			continue;
-		}
-		h = s == ST_ZERO ? 0 : page_seed(r, p, s);
-		for (i = 0; i < PAGE / 8; i++) {
-			uint64_t want = s == ST_ZERO ? 0 : h ^ (i * 0x9E3779B97F4A7C15ULL);
-
-			if (w[i] != want) {
-				page_bad += differing_bytes(w[i], want);
-				if (first_bad == PAGE / 8)
-					first_bad = i;
-			}
-		}
-		verified += PAGE;
-		if (page_bad && !r->bad[p]) {
-			r->bad[p] = 1;
-			bad += page_bad;
-			if (may_report()) {
-				size_t o = first_bad;
-
-				msg("CORRUPTION after %s: region %" PRIu64 " page %zu (%p) state %u: "
-				    "%" PRIu64 " bad bytes, first at word %zu: want %016" PRIx64
-				    " got %016" PRIx64, after, r->id, p, (void *)(r->base + p * PAGE),
-				    s, page_bad, o,
-				    s == ST_ZERO ? 0 : h ^ (o * 0x9E3779B97F4A7C15ULL), w[o]);
-			}
-		}
-	}
+	check_after = after;
+	bad = region_check(r, first, n, &verified, report_damage);
 	add(C_BYTES, verified);
 	add(C_CORRUPT, bad);
 	return bad;
@@ -340,98 +226,17 @@ static uint64_t check_hpage(struct region *r, size_t h, const char *after)
 	return check_pages(r, h * PPH, PPH, after);
 }
 
-/* map a 2 MiB-aligned region of mib MiB with MADV_HUGEPAGE and fill it */
-static int region_init(struct region *r, size_t mib, uint64_t id)
-{
-	size_t size = mib << 20, p;
-	uint8_t *raw, *aligned;
-
-	if (size < HPAGE)
-		size = HPAGE;
-	size = (size + HPAGE - 1) & ~(HPAGE - 1);
-	raw = mmap(NULL, size + HPAGE, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (raw == MAP_FAILED)
-		return -errno;
-	aligned = (uint8_t *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
-	if (aligned > raw)
-		munmap(raw, (size_t)(aligned - raw));
-	munmap(aligned + size, (size_t)(raw + HPAGE - aligned));
-	if (madvise(aligned, size, MADV_HUGEPAGE) < 0) {
-		int e = -errno;
-
-		munmap(aligned, size);
-		return e;
-	}
-	r->base = aligned;
-	r->size = size;
-	r->npages = size / PAGE;
-	r->id = id;
-	r->next_gen = GEN_FIRST - 1;
-	r->st = calloc(r->npages, sizeof(*r->st));
-	r->bad = calloc(r->npages, sizeof(*r->bad));
-	if (!r->st || !r->bad) {
-		munmap(aligned, size);
-		return -ENOMEM;
-	}
-	{
-		uint32_t g = new_gen(r);
-
-		for (p = 0; p < r->npages; p++)
-			fill_page(r, p, g);
-	}
-	return 0;
-}
-
 /* ------------------------------------------------------------ thp_stat */
 
-struct stat_set {
-	int n;
-	char name[MAX_STATS][40];
-	uint64_t val[MAX_STATS];
-};
-
-/* "name value" lines with the given prefix; values must be non-negative */
-static int read_stats(const char *path, const char *prefix, struct stat_set *set)
+/* "name value" counters with the prefix; a negative or underflowed one is a violation */
+static int read_counters(const char *path, const char *prefix, struct stat_set *set)
 {
-	char buf[16384], *line, *save = NULL;
-	int r = thp_read_file(path, buf, sizeof(buf));
+	int r = stats_read(path, prefix, set);
 
-	set->n = 0;
-	if (r < 0)
-		return r;
-	for (line = strtok_r(buf, "\n", &save); line && set->n < MAX_STATS;
-	     line = strtok_r(NULL, "\n", &save)) {
-		char name[40], val[32], *end;
-		unsigned long long v;
-
-		if (sscanf(line, "%39s %31s", name, val) != 2)
-			continue;
-		if (strncmp(name, prefix, strlen(prefix)) != 0)
-			continue;
-		errno = 0;
-		v = strtoull(val, &end, 10);
-		if (val[0] == '-' || *end || errno || v > (1ULL << 62)) {
-			violation("%s: %s is '%s' (negative or underflowed)", path, name, val);
-			continue;
-		}
-		snprintf(set->name[set->n], sizeof(set->name[0]), "%s", name);
-		set->val[set->n++] = v;
-	}
-	return 0;
-}
-
-static bool stat_get(const struct stat_set *s, const char *name, uint64_t *v)
-{
-	int i;
-
-	for (i = 0; i < s->n; i++) {
-		if (strcmp(s->name[i], name) == 0) {
-			*v = s->val[i];
-			return true;
-		}
-	}
-	return false;
+	for (int i = 0; r == 0 && i < set->n; i++)
+		if (set->bad[i])
+			violation("%s: %s is negative or underflowed", path, set->name[i]);
+	return r;
 }
 
 static uint64_t full_scans(void)
@@ -462,7 +267,7 @@ static void check_thp_stat(const struct bounds *b)
 {
 	struct stat_set s;
 	uint64_t fb = 0, fbc = 0, coll = 0, pmd = 0, limit, passes, scans, starts;
-	int r = read_stats("/proc/self/thp_stat", "thp_", &s);
+	int r = read_counters("/proc/self/thp_stat", "thp_", &s);
 
 	if (r == -ENOENT)
 		return;
@@ -470,8 +275,8 @@ static void check_thp_stat(const struct bounds *b)
 		sys_error("reading /proc/self/thp_stat", -r);
 		return;
 	}
-	if (stat_get(&s, "thp_fault_fallback", &fb) &&
-	    stat_get(&s, "thp_fault_fallback_charge", &fbc) && fbc > fb)
+	if (stats_get(&s, "thp_fault_fallback", &fb) &&
+	    stats_get(&s, "thp_fault_fallback_charge", &fbc) && fbc > fb)
 		violation("thp_stat: thp_fault_fallback_charge %" PRIu64
 			  " > thp_fault_fallback %" PRIu64, fbc, fb);
 	/*
@@ -489,13 +294,13 @@ static void check_thp_stat(const struct bounds *b)
 	starts = __atomic_load_n(&sh->c[C_KHUGEPAGED_STARTS], __ATOMIC_RELAXED) - b->starts_start;
 	passes = scans + starts + 2;
 	limit = b->collapse_hpages + passes * b->max_hpages;
-	if (stat_get(&s, "thp_collapse_alloc", &coll) && coll > limit)
+	if (stats_get(&s, "thp_collapse_alloc", &coll) && coll > limit)
 		violation("thp_stat: thp_collapse_alloc %" PRIu64 " > %" PRIu64
 			  " possible attempts (%" PRIu64 " MADV_COLLAPSE hugepages, %" PRIu64
 			  " hugepages x (%" PRIu64 " full scans + %" PRIu64
 			  " khugepaged restarts + 2))", coll, limit,
 			  b->collapse_hpages, b->max_hpages, scans, starts);
-	if (stat_get(&s, "thp_pmd_mapped", &pmd) && pmd > b->max_hpages)
+	if (stats_get(&s, "thp_pmd_mapped", &pmd) && pmd > b->max_hpages)
 		violation("thp_stat: thp_pmd_mapped %" PRIu64 " > %" PRIu64
 			  " hugepages this worker maps", pmd, b->max_hpages);
 }
@@ -565,14 +370,14 @@ static int run_cow(unsigned long idx)
 
 			who = "cow-child";
 			rng_seed(rnd() ^ (uint64_t)getpid());
-			g = new_gen(&r);
+			g = region_new_gen(&r);
 			for (i = 0; i < n; i++)
-				fill_page(&r, rnd_below(r.npages), g);
+				region_fill_page(&r, rnd_below(r.npages), g);
 			if (rnd_below(2)) {
 				size_t p = h * PPH + rnd_below(PPH - 1);
 
 				if (madvise(r.base + p * PAGE, PAGE, MADV_DONTNEED) == 0) {
-					set_state(&r, p, ST_ZERO);
+					region_set_state(&r, p, PAGE_ZERO);
 					add(C_SPLITS, 1);
 				}
 				check_hpage(&r, h, "COW child split");
@@ -582,10 +387,10 @@ static int run_cow(unsigned long idx)
 		}
 		add(C_FORKS, 1);
 		{
-			uint32_t g = new_gen(&r);
+			uint32_t g = region_new_gen(&r);
 
 			for (i = 0; i < n; i++)
-				fill_page(&r, rnd_below(r.npages), g);
+				region_fill_page(&r, rnd_below(r.npages), g);
 		}
 		add(C_OPS, n);
 		while (waitpid(pid, &status, 0) < 0) {
@@ -634,7 +439,7 @@ static int run_split(unsigned long idx)
 		flip_self_policy();
 		switch (rnd_below(5)) {
 		case 0:	/* mprotect one page read-only and back: splits the PMD */
-			if (r.st[p] == ST_UNMAPPED)
+			if (r.st[p] == PAGE_UNMAPPED)
 				break;
 			if (mprotect(a, PAGE, PROT_READ) < 0) {
 				sys_error("mprotect(PROT_READ)", errno);
@@ -646,7 +451,7 @@ static int run_split(unsigned long idx)
 				sys_error("mprotect(PROT_READ|PROT_WRITE)", errno);
 				return 3;
 			}
-			fill_page(&r, p, new_gen(&r));
+			region_fill_page(&r, p, region_new_gen(&r));
 			check_hpage(&r, h, "mprotect restore + write");
 			break;
 		case 1:	/* MADV_DONTNEED a sub-range: zero pages */
@@ -655,8 +460,8 @@ static int run_split(unsigned long idx)
 				break;
 			}
 			for (i = p; i < p + n; i++)
-				if (r.st[i] != ST_UNMAPPED)
-					set_state(&r, i, ST_ZERO);
+				if (r.st[i] != PAGE_UNMAPPED)
+					region_set_state(&r, i, PAGE_ZERO);
 			add(C_SPLITS, 1);
 			check_hpage(&r, h, "MADV_DONTNEED split");
 			break;
@@ -666,7 +471,7 @@ static int run_split(unsigned long idx)
 				break;
 			}
 			for (i = p; i < p + n; i++)
-				set_state(&r, i, ST_UNMAPPED);
+				region_set_state(&r, i, PAGE_UNMAPPED);
 			add(C_SPLITS, 1);
 			check_hpage(&r, h, "partial munmap");
 			if (mmap(a, n * PAGE, PROT_READ | PROT_WRITE,
@@ -677,25 +482,25 @@ static int run_split(unsigned long idx)
 			}
 			madvise(a, n * PAGE, MADV_HUGEPAGE);	/* lets the VMAs merge again */
 			for (i = p; i < p + n; i++)
-				set_state(&r, i, ST_ZERO);
+				region_set_state(&r, i, PAGE_ZERO);
 			check_hpage(&r, h, "hole remapped");
 			break;
 		case 3:	/* rewrite the whole hugepage (fault may give a new THP) */
 			{
-				uint32_t g = new_gen(&r);
+				uint32_t g = region_new_gen(&r);
 
 				for (i = base; i < base + PPH; i++)
-					fill_page(&r, i, g);
+					region_fill_page(&r, i, g);
 				check_hpage(&r, h, "hugepage rewrite");
 			}
 			break;
 		default:	/* rewrite a few pages */
 			{
-				uint32_t g = new_gen(&r);
+				uint32_t g = region_new_gen(&r);
 
 				for (i = p; i < p + n && i < p + 8; i++)
-					if (r.st[i] != ST_UNMAPPED)
-						fill_page(&r, i, g);
+					if (r.st[i] != PAGE_UNMAPPED)
+						region_fill_page(&r, i, g);
 				check_hpage(&r, h, "partial rewrite");
 			}
 			break;
@@ -703,7 +508,7 @@ static int run_split(unsigned long idx)
 		add(C_OPS, 1);
 	}
 	for (size_t i = 0; i < r.npages; i++)
-		if (r.st[i] == ST_UNMAPPED)
+		if (r.st[i] == PAGE_UNMAPPED)
 			add(C_ERRORS, 1);	/* every hole is remapped at once */
 	check_region(&r, "end of run");
 	check_thp_stat(&b);
@@ -740,11 +545,11 @@ static int run_collapse(unsigned long idx)
 			if (madvise(r.base + p * PAGE, PAGE, MADV_DONTNEED) < 0)
 				sys_error("madvise(MADV_DONTNEED)", errno);
 			else
-				set_state(&r, p, ST_ZERO);
+				region_set_state(&r, p, PAGE_ZERO);
 		}
-		g = new_gen(&r);
+		g = region_new_gen(&r);
 		for (i = 0; i < n; i++)
-			fill_page(&r, base + rnd_below(PPH), g);
+			region_fill_page(&r, base + rnd_below(PPH), g);
 		add(C_SPLITS, 1);
 		check_hpage(&r, h, "pre-collapse split");
 		b.collapse_hpages += nh;
@@ -788,7 +593,7 @@ static int run_swap(unsigned long idx)
 	b.max_hpages = r.size / HPAGE;
 	while (!time_up()) {
 		size_t h, nh = r.size / HPAGE, i;
-		uint32_t g = new_gen(&r);
+		uint32_t g = region_new_gen(&r);
 
 		flip_self_policy();
 		/* rewrite a random quarter, hugepage by hugepage, then read it all */
@@ -797,7 +602,7 @@ static int run_swap(unsigned long idx)
 
 			h = rnd_below(nh);
 			for (p = h * PPH; p < (h + 1) * PPH; p++)
-				fill_page(&r, p, g);
+				region_fill_page(&r, p, g);
 			add(C_OPS, 1);
 		}
 		check_region(&r, "swap cycle");
@@ -1095,7 +900,7 @@ int main(int argc, char **argv)
 	       have_policy_prctl ? "yes" : "no", have_policy_proc ? "yes" : "no",
 	       opt_memcg ? opt_memcg : "none", opt_worker_nice);
 
-	if (read_stats("/proc/vmstat", "thp_", &v0) < 0) {
+	if (read_counters("/proc/vmstat", "thp_", &v0) < 0) {
 		perror("thp-stress: /proc/vmstat");
 		return 3;
 	}
@@ -1133,14 +938,14 @@ int main(int argc, char **argv)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &end);
 
-	if (read_stats("/proc/vmstat", "thp_", &v1) < 0) {
+	if (read_counters("/proc/vmstat", "thp_", &v1) < 0) {
 		perror("thp-stress: /proc/vmstat");
 		return 3;
 	}
 	for (i = 0; i < v1.n; i++) {
 		uint64_t before;
 
-		if (!stat_get(&v0, v1.name[i], &before))
+		if (!stats_get(&v0, v1.name[i], &before))
 			continue;
 		if (v1.val[i] < before)
 			violation("/proc/vmstat %s went backwards: %" PRIu64 " -> %" PRIu64,
@@ -1151,10 +956,10 @@ int main(int argc, char **argv)
 	{
 		uint64_t fb0 = 0, fb1 = 0, fbc0 = 0, fbc1 = 0;
 
-		if (stat_get(&v0, "thp_fault_fallback", &fb0) &&
-		    stat_get(&v1, "thp_fault_fallback", &fb1) &&
-		    stat_get(&v0, "thp_fault_fallback_charge", &fbc0) &&
-		    stat_get(&v1, "thp_fault_fallback_charge", &fbc1) &&
+		if (stats_get(&v0, "thp_fault_fallback", &fb0) &&
+		    stats_get(&v1, "thp_fault_fallback", &fb1) &&
+		    stats_get(&v0, "thp_fault_fallback_charge", &fbc0) &&
+		    stats_get(&v1, "thp_fault_fallback_charge", &fbc1) &&
 		    fbc1 - fbc0 > fb1 - fb0)
 			violation("/proc/vmstat: thp_fault_fallback_charge grew by %" PRIu64
 				  ", more than thp_fault_fallback (%" PRIu64 ")",

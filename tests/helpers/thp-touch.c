@@ -28,20 +28,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "test-util.h"
 #include "thp.h"
-
-#define HPAGE (2UL << 20)
-#define MAX_STATS 32
-
-struct stat_set {
-	int n;
-	char name[MAX_STATS][48];
-	uint64_t val[MAX_STATS];
-};
 
 static volatile sig_atomic_t stop;
 
@@ -56,78 +46,6 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: thp-touch [--size MIB] [--madvise|--nohugepage] [--delay-ms N]\n"
 		"                 [--seed N] [--hold]\n");
-}
-
-/* read "name value" lines of a /proc file into set (names starting with prefix) */
-static int read_stats(const char *path, const char *prefix, struct stat_set *set)
-{
-	char buf[16384], *line, *save = NULL;
-	int r = thp_read_file(path, buf, sizeof(buf));
-
-	set->n = 0;
-	if (r < 0)
-		return r;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char name[48];
-		uint64_t v;
-
-		if (set->n == MAX_STATS)
-			break;
-		if (sscanf(line, "%47s %" SCNu64, name, &v) != 2)
-			continue;
-		if (strncmp(name, prefix, strlen(prefix)) != 0)
-			continue;
-		strcpy(set->name[set->n], name);
-		set->val[set->n++] = v;
-	}
-	return 0;
-}
-
-static uint64_t stat_get(const struct stat_set *set, const char *name)
-{
-	for (int i = 0; i < set->n; i++)
-		if (strcmp(set->name[i], name) == 0)
-			return set->val[i];
-	return 0;
-}
-
-static long minflt(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
-}
-
-static inline uint64_t pattern_word(uint64_t seed, size_t i)
-{
-	return (i * 0x9e3779b97f4a7c15ULL) ^ seed;
-}
-
-static void fill(uint64_t *p, size_t words, uint64_t seed)
-{
-	for (size_t i = 0; i < words; i++)
-		p[i] = pattern_word(seed, i);
-}
-
-static bool check(const uint64_t *p, size_t words, uint64_t seed)
-{
-	for (size_t i = 0; i < words; i++)
-		if (p[i] != pattern_word(seed, i)) {
-			fprintf(stderr, "thp-touch: word %zu is %#" PRIx64 ", expected %#" PRIx64 "\n",
-				i, p[i], pattern_word(seed, i));
-			return false;
-		}
-	return true;
-}
-
-/* AnonHugePages of the VMA starting at addr, in KiB; -errno */
-static long anon_huge_kib(void *addr)
-{
-	long kib;
-	int r = thp_smaps_vma_kib(0, (unsigned long)addr, "AnonHugePages", &kib);
-
-	return r < 0 ? r : kib;
 }
 
 int main(int argc, char **argv)
@@ -191,7 +109,7 @@ int main(int argc, char **argv)
 
 	len = size_mib << 20;
 	/* a 2 MiB-aligned region that is a VMA of its own */
-	r = thp_mmap_aligned(len, HPAGE, MAP_NORESERVE, &map);
+	r = thp_mmap_aligned(len, TEST_HPAGE, MAP_NORESERVE, &map);
 	if (r < 0) {
 		fprintf(stderr, "thp-touch: mmap: %s\n", strerror(-r));
 		return 3;
@@ -201,37 +119,32 @@ int main(int argc, char **argv)
 		perror("thp-touch: madvise");
 		return 3;
 	}
-	if (delay_ms) {
-		struct timespec ts = { delay_ms / 1000, (long)(delay_ms % 1000) * 1000000L };
+	if (delay_ms)
+		sleep_ms(delay_ms);
 
-		nanosleep(&ts, NULL);
-	}
-
-	if (read_stats("/proc/vmstat", "thp_", &vm0) < 0) {
+	if (stats_read("/proc/vmstat", "thp_", &vm0) < 0) {
 		perror("thp-touch: /proc/vmstat");
 		return 3;
 	}
-	have_ts = read_stats("/proc/self/thp_stat", "", &ts0) == 0;
+	have_ts = stats_read("/proc/self/thp_stat", "", &ts0) == 0;
 	f0 = minflt();
-	fill((uint64_t *)p, len / 8, seed);
+	pattern_fill(p, len, seed);
 	f1 = minflt();
-	read_stats("/proc/vmstat", "thp_", &vm1);
+	stats_read("/proc/vmstat", "thp_", &vm1);
 	if (have_ts)
-		read_stats("/proc/self/thp_stat", "", &ts1);
-	ok = check((uint64_t *)p, len / 8, seed);
+		stats_read("/proc/self/thp_stat", "", &ts1);
+	ok = pattern_check(p, 0, len, seed, "thp-touch");
 	kib = anon_huge_kib(p);
 
 	printf("addr=%p\n", (void *)p);
 	printf("size_kib=%zu\n", len >> 10);
 	printf("anon_huge_kib=%ld\n", kib);
-	printf("thp_fault_alloc=%" PRIu64 "\n",
-	       stat_get(&vm1, "thp_fault_alloc") - stat_get(&vm0, "thp_fault_alloc"));
-	printf("thp_fault_fallback=%" PRIu64 "\n",
-	       stat_get(&vm1, "thp_fault_fallback") - stat_get(&vm0, "thp_fault_fallback"));
+	printf("thp_fault_alloc=%" PRId64 "\n", stats_delta(&vm0, &vm1, "thp_fault_alloc"));
+	printf("thp_fault_fallback=%" PRId64 "\n", stats_delta(&vm0, &vm1, "thp_fault_fallback"));
 	printf("minflt=%ld\n", f1 - f0);
 	for (int i = 0; have_ts && i < ts1.n; i++)
 		printf("thp_stat.%s=%" PRId64 "\n", ts1.name[i],
-		       (int64_t)(ts1.val[i] - stat_get(&ts0, ts1.name[i])));
+		       stats_delta(&ts0, &ts1, ts1.name[i]));
 	printf("pattern=%s\n", ok ? "ok" : "bad");
 	fflush(stdout);
 
@@ -249,7 +162,7 @@ int main(int argc, char **argv)
 			if (n == 0 || (n < 0 && errno != EINTR))
 				break;
 		}
-		ok = check((uint64_t *)p, len / 8, seed) && ok;
+		ok = pattern_check(p, 0, len, seed, "thp-touch") && ok;
 		printf("anon_huge_kib_final=%ld\n", anon_huge_kib(p));
 		printf("pattern_final=%s\n", ok ? "ok" : "bad");
 	}

@@ -355,18 +355,19 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 }
 
 @test "run --advise on this (stock) host kernel makes malloc'd memory huge" {
-	local mode
+	local mode malloc_helper
 	fake_tree stock
 	[ -e /proc/self/thp_policy ] && skip "host kernel has the per-process policy"
 	mode=$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null) || skip "host has no THP"
 	[[ $mode == *'[madvise]'* ]] || skip "host THP mode is not madvise: $mode"
-	# built without sanitizers: ASan's allocator would bypass glibc malloc
-	command -v cc >/dev/null || skip "no C compiler"
-	cc -std=gnu11 -O2 -Wall -Werror -o "$BATS_TEST_TMPDIR/thp-malloc" \
-		"$BATS_TEST_DIRNAME/../helpers/thp-malloc.c" || fail "cannot build thp-malloc"
-	run -0 "$BATS_TEST_TMPDIR/thp-malloc" --size 16
+	# built without sanitizers (not this make's SAN=1): ASan's allocator
+	# would bypass glibc malloc
+	MAKEFLAGS= make -C "$BATS_TEST_DIRNAME/../.." --no-print-directory SAN= \
+		build/helpers/thp-malloc >&2 || fail "cannot build thp-malloc"
+	malloc_helper=$BATS_TEST_DIRNAME/../../build/helpers/thp-malloc
+	run -0 "$malloc_helper" --size 16
 	assert_line 'anon_huge_kib=0'
-	run -0 "$THPCTL" run --advise -- "$BATS_TEST_TMPDIR/thp-malloc" --size 16
+	run -0 "$THPCTL" run --advise -- "$malloc_helper" --size 16
 	assert_line 'glibc_tunables=glibc.malloc.hugetlb=1'
 	assert_line 'pattern=ok'
 	refute_line 'anon_huge_kib=0'
