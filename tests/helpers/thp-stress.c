@@ -177,16 +177,6 @@ static bool time_up(void)
 	       (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec);
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static void rng_seed(uint64_t s)
 {
 	rnd_seed(s * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL);

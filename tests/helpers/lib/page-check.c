@@ -11,16 +11,6 @@
 
 #define PPH (TEST_HPAGE / TEST_PAGE)
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
-
 static uint64_t page_seed(const struct region *r, size_t p, uint32_t gen)
 {
 	return mix64(r->id * 0x100000001B3ULL ^ (uint64_t)p << 24 ^ gen);

@@ -66,6 +66,16 @@ uint64_t rnd_below(uint64_t n)
 	return n ? rnd() % n : 0;
 }
 
+uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	x ^= x >> 33;
+	return x;
+}
+
 void pattern_fill(void *p, size_t len, uint64_t seed)
 {
 	uint64_t *w = p;

@@ -29,6 +29,8 @@ long minflt(void);		/* this process's minor faults so far (getrusage) */
 void rnd_seed(uint64_t seed);	/* 0 is taken as 1 */
 uint64_t rnd(void);
 uint64_t rnd_below(uint64_t n);	/* 0 when n is 0 */
+/* a 64-bit finalizer (murmur3's fmix64): seeds from (id, index, ...) */
+uint64_t mix64(uint64_t x);
 
 /*
  * --- data pattern ---
