@@ -4,35 +4,33 @@
 #include <errno.h>
 #include <string.h>
 
-static const char *const enabled_names[] = {
-	[THP_NEVER] = "never",
-	[THP_MADVISE] = "madvise",
-	[THP_ALWAYS] = "always",
-};
-
-static const char *const defrag_names[] = {
-	"always", "defer", "defer+madvise", "madvise", "never",
+/* the words come from the one table of knobs (lib/thp-model.c) */
+static const enum thp_eff enabled_eff[] = {
+	[THP_NEVER] = THP_EFF_NEVER,
+	[THP_MADVISE] = THP_EFF_ADVISE,
+	[THP_ALWAYS] = THP_EFF_ALWAYS,
 };
 
 const char *thp_enabled_name(enum thp_enabled e)
 {
-	return (unsigned int)e < 3 ? enabled_names[e] : "unknown";
+	return (unsigned int)e < 3 ? thp_eff_name(enabled_eff[e], false) : "unknown";
 }
 
 int thp_enabled_from_name(const char *s)
 {
+	int e = thp_anon_effective(NULL, s);
+
+	if (e < 0 || !thp_knob_word_known(THP_KNOB_ENABLED, s))
+		return -EINVAL;
 	for (int i = 0; i < 3; i++)
-		if (strcmp(s, enabled_names[i]) == 0)
+		if (enabled_eff[i] == (enum thp_eff)e)
 			return i;
 	return -EINVAL;
 }
 
 int thp_defrag_valid(const char *s)
 {
-	for (size_t i = 0; i < sizeof(defrag_names) / sizeof(defrag_names[0]); i++)
-		if (strcmp(s, defrag_names[i]) == 0)
-			return 0;
-	return -EINVAL;
+	return thp_knob_word_known(THP_KNOB_DEFRAG, s) ? 0 : -EINVAL;
 }
 
 int thp_mode_parse(const char *s, struct thp_mode_req *req)

@@ -72,6 +72,143 @@ bool thp_exists(const char *path);
 /* "always [madvise] never" -> "madvise" (copied into out) */
 int thp_parse_bracketed(const char *text, char *out, size_t size);
 
+/*
+ * --- the model of the kernel's THP controls (lib/thp-model.c) ---
+ *
+ * What each knob's words mean is static knowledge (one table, below, read by
+ * thpctl, thpd and the fuzzers); which knobs, sizes and words the running
+ * kernel offers is found at run time by probing THP_SYSFS_DIR, never from a
+ * version number (docs/abi.md, "Kernel generations").
+ */
+enum thp_knob_id {
+	THP_KNOB_ENABLED,		/* enabled: always madvise never */
+	THP_KNOB_DEFRAG,		/* defrag */
+	THP_KNOB_SHMEM_ENABLED,		/* shmem_enabled: always within_size advise never deny force */
+	THP_KNOB_SIZE_ENABLED,		/* hugepages-<N>kB/enabled (6.8+): + inherit */
+	THP_KNOB_SIZE_SHMEM_ENABLED,	/* hugepages-<N>kB/shmem_enabled (6.11+): + inherit */
+	THP_KNOB_COUNT
+};
+
+struct thp_word_info {
+	const char *word;
+	const char *meaning;	/* one line, for --help, messages and thpctl(1) */
+};
+
+struct thp_knob_info {
+	const char *file;	/* under THP_SYSFS_DIR, or under hugepages-<N>kB/ */
+	bool per_size;
+	const struct thp_word_info *words;	/* every word a kernel may list, NULL-ended */
+};
+
+const struct thp_knob_info *thp_knob(enum thp_knob_id id);
+/* is word one of the words this knob may take on some kernel? */
+bool thp_knob_word_known(enum thp_knob_id id, const char *word);
+/* "always, madvise or never" into buf (for messages) */
+const char *thp_knob_words_text(enum thp_knob_id id, char *buf, size_t size);
+/* what thp_mode_parse() takes: "always, madvise, never, 0, 1 or 2" */
+const char *thp_mode_words_text(char *buf, size_t size);
+
+/* one bracketed word list as a kernel prints it: "always [madvise] never" */
+#define THP_WORDS_MAX 8
+#define THP_WORD_LEN 16
+struct thp_choice {
+	int n;			/* number of words; 0: the file does not exist */
+	int cur;		/* index of the bracketed word */
+	char word[THP_WORDS_MAX][THP_WORD_LEN];
+};
+
+/* exactly one bracketed word, at most THP_WORDS_MAX words: else -EBADMSG */
+int thp_choice_parse(const char *text, struct thp_choice *c);
+/* the bracketed word, NULL when the knob is absent */
+const char *thp_choice_value(const struct thp_choice *c);
+/* does the running kernel list this word for the knob? */
+bool thp_choice_offers(const struct thp_choice *c, const char *word);
+
+/*
+ * Effective state of one size: can memory get a folio of that size at fault
+ * everywhere (ALWAYS), only in MADV_HUGEPAGE regions (ADVISE), for shmem only
+ * when it lies within i_size (WITHIN_SIZE), or not at all (NEVER).
+ */
+enum thp_eff { THP_EFF_NEVER, THP_EFF_ADVISE, THP_EFF_WITHIN_SIZE, THP_EFF_ALWAYS };
+/* "never", "madvise"/"advise" (shmem), "within_size", "always" */
+const char *thp_eff_name(enum thp_eff e, bool shmem);
+
+/*
+ * Pure: anonymous memory at one size, from the size's own value (always,
+ * inherit, madvise, never; NULL on a kernel without per-size controls, where
+ * the size follows enabled) and the top-level enabled word. A per-size value
+ * other than inherit wins over enabled. -EINVAL for an unknown word.
+ */
+int thp_anon_effective(const char *size_value, const char *enabled);
+/*
+ * Pure: anonymous shmem (memfd, SysV SHM, MAP_SHARED|MAP_ANONYMOUS; tmpfs
+ * mounts follow their huge= option) at one size, from the size's
+ * shmem_enabled (NULL where the kernel has none: the PMD size follows the
+ * top-level value, other sizes get none), the top-level shmem_enabled and
+ * whether the size is the PMD size. deny turns every size off; force turns
+ * on the sizes that inherit and only them; inherit follows the top level.
+ */
+int thp_shmem_effective(const char *size_value, const char *shmem_enabled, bool pmd);
+
+#define THP_SIZES_MAX 16
+#define THP_STATS_MAX 32
+#define THP_EXTRA_MAX 8
+
+struct thp_stat {
+	char name[40];
+	uint64_t value;
+};
+
+struct thp_size {
+	unsigned long kib;
+	bool has_dir;		/* false: the PMD size of a kernel without hugepages-<N>kB */
+	struct thp_choice enabled;	/* n == 0: no anonymous control at this size */
+	struct thp_choice shmem_enabled;	/* n == 0: no shmem control at this size */
+	int nstats;
+	struct thp_stat stats[THP_STATS_MAX];	/* stats/, in name order */
+};
+
+struct thp_model {
+	struct thp_choice enabled, defrag, shmem_enabled;
+	int use_zero_page;	/* 0/1, -1: no such file */
+	int shrink_underused;	/* 0/1, -1: no such file (before 6.12) */
+	char mode[8];		/* our kernel's mode file, "" where absent */
+	unsigned long pmd_kib;	/* hpage_pmd_size / 1024 (2048 where absent) */
+	bool per_size;		/* the kernel has hugepages-<N>kB directories */
+	int nsizes;
+	struct thp_size size[THP_SIZES_MAX];	/* ascending; always holds the PMD size */
+	int nextra;		/* other top-level files, shown as they read */
+	struct {
+		char name[32];
+		char value[64];
+	} extra[THP_EXTRA_MAX];
+};
+
+/*
+ * Probe <root>THP_SYSFS_DIR. enabled must exist (else its -errno); every
+ * other file is optional; a file that exists but does not parse is -EBADMSG.
+ */
+int thp_model_read(struct thp_model *m);
+const struct thp_size *thp_model_size(const struct thp_model *m, unsigned long kib);
+const struct thp_size *thp_model_pmd(const struct thp_model *m);
+/* effective states of a size of m (s from m->size[]) */
+enum thp_eff thp_size_anon_eff(const struct thp_model *m, const struct thp_size *s);
+enum thp_eff thp_size_shmem_eff(const struct thp_model *m, const struct thp_size *s);
+/* "64K", "2M", "1G"; "64K,2M" lists; "all" is not a size (the caller's word) */
+int thp_size_parse(const char *s, unsigned long *kib);
+const char *thp_size_name(unsigned long kib, char *buf, size_t size);
+/* THP_SYSFS_DIR "/hugepages-<kib>kB/<file>" into buf */
+int thp_size_path(unsigned long kib, const char *file, char *buf, size_t size);
+/*
+ * Write word to a size's enabled (THP_KNOB_SIZE_ENABLED) or shmem_enabled
+ * (THP_KNOB_SIZE_SHMEM_ENABLED), or to the top-level knob (kib 0), checked
+ * against m first: -ENOENT for a size the kernel does not have,
+ * -EOPNOTSUPP for a knob it does not have there, -EINVAL for a word it does
+ * not list; else the write's -errno.
+ */
+int thp_knob_set(const struct thp_model *m, enum thp_knob_id knob, unsigned long kib,
+		 const char *word);
+
 /* --- system state (lib/thp-state.c) --- */
 
 struct thp_state {
