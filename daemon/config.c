@@ -152,13 +152,14 @@ static int global_key(struct parse_ctx *c, const char *key, const char *v)
 {
 	struct thpd_config *cfg = c->cfg;
 	struct thp_mode_req req;
+	char words[128];
 	uint64_t u;
 	bool b;
 
 	if (strcmp(key, "Mode") == 0) {
 		if (*v && thp_mode_parse(v, &req) < 0) {
-			diag(c, THPD_DIAG_FATAL,
-			     "invalid Mode=%s (expected always, madvise, never, 0, 1 or 2)", v);
+			diag(c, THPD_DIAG_FATAL, "invalid Mode=%s (expected %s)", v,
+			     thp_mode_words_text(words, sizeof(words)));
 			return 0;
 		}
 		copy_value(cfg->mode, sizeof(cfg->mode), v);
@@ -166,9 +167,8 @@ static int global_key(struct parse_ctx *c, const char *key, const char *v)
 	}
 	if (strcmp(key, "Defrag") == 0) {
 		if (*v && thp_defrag_valid(v) < 0) {
-			diag(c, THPD_DIAG_FATAL,
-			     "invalid Defrag=%s (expected always, defer, defer+madvise, madvise or never)",
-			     v);
+			diag(c, THPD_DIAG_FATAL, "invalid Defrag=%s (expected %s)", v,
+			     thp_knob_words_text(THP_KNOB_DEFRAG, words, sizeof(words)));
 			return 0;
 		}
 		copy_value(cfg->defrag, sizeof(cfg->defrag), v);

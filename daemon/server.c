@@ -133,6 +133,7 @@ static struct json_object *cmd_set(struct thpd *d, const struct thpd_peer *peer,
 {
 	bool enable = strcmp(cmd, "enable") == 0;
 	const char *failed = NULL, *value;
+	char words[128];
 	struct json_object *v;
 	int r;
 
@@ -150,10 +151,9 @@ static struct json_object *cmd_set(struct thpd *d, const struct thpd_peer *peer,
 	value = json_object_get_string(v);
 	r = enable ? thpd_set_enabled(d, value, &failed) : thpd_set_defrag(d, value, &failed);
 	if (r == -EINVAL && !failed)
-		return error_reply(EINVAL, enable ?
-				   "invalid value '%s' for enable (expected always, madvise, never, 0, 1 or 2)" :
-				   "invalid value '%s' for defrag (expected always, defer, defer+madvise, madvise or never)",
-				   value);
+		return error_reply(EINVAL, "invalid value '%s' for %s (expected %s)", value, cmd,
+				   enable ? thp_mode_words_text(words, sizeof(words)) :
+				   thp_knob_words_text(THP_KNOB_DEFRAG, words, sizeof(words)));
 	if (r < 0)
 		return error_reply(r, "writing %s failed: %s", failed ? failed : "?", strerror(-r));
 	return state_reply(d);
