@@ -6,9 +6,11 @@ HOST_BATS := $(wildcard tests/host/*.bats)
 # every C host test prints TAP through tap.c
 HOST_TAP := $(BUILD)/tests/host/tap.o
 
-# libthp's unit tests
-HOST_TESTS += $(BUILD)/tests/host/test-lib
-$(BUILD)/tests/host/test-lib: $(BUILD)/tests/host/test-lib.o $(HOST_TAP) $(LIBTHP)
+# libthp's unit tests; test-thp-model reads tests/host/fixtures (the THP
+# layouts of each kernel generation)
+HOST_TESTS += $(BUILD)/tests/host/test-lib $(BUILD)/tests/host/test-thp-model
+$(BUILD)/tests/host/test-lib $(BUILD)/tests/host/test-thp-model: $(BUILD)/tests/host/%: \
+		$(BUILD)/tests/host/%.o $(HOST_TAP) $(LIBTHP)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(THP_LIBS)
 

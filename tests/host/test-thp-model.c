@@ -10,31 +10,15 @@
  * shmem_allowable_huge_orders in mm/shmem.c); see docs/abi.md.
  */
 #include "thp.h"
+#include "tap.h"
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int test_no, failures;
-
-static void ok(bool cond, const char *fmt, ...)
-{
-	va_list ap;
-
-	test_no++;
-	if (!cond)
-		failures++;
-	printf("%sok %d - ", cond ? "" : "not ", test_no);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 static void test_choice(void)
 {
@@ -291,6 +275,5 @@ int main(void)
 	test_sizes();
 	test_generations();
 	test_writes();
-	printf("1..%d\n", test_no);
-	return failures ? 1 : 0;
+	return tap_done();
 }
