@@ -167,8 +167,8 @@ int thp_policy_set(pid_t pid, int policy)
 
 int thp_smaps_vma_kib(pid_t pid, unsigned long addr, const char *field, long *kib)
 {
-	char rel[64], path[4096], line[512];
-	size_t flen = strlen(field);
+	char rel[64], path[4096], *line = NULL;
+	size_t flen = strlen(field), cap = 0;
 	unsigned long start, end;
 	bool in = false;
 	int r = -ENOENT;
@@ -185,7 +185,8 @@ int thp_smaps_vma_kib(pid_t pid, unsigned long addr, const char *field, long *ki
 	if (!f)
 		return -errno;
 	r = -ENOENT;
-	while (fgets(line, sizeof(line), f)) {
+	/* whole lines, however long: a mapped file's name is up to PATH_MAX */
+	while (getline(&line, &cap, f) > 0) {
 		char *dash = strchr(line, '-'), *space = strchr(line, ' ');
 
 		/* a VMA header: "start-end perms ..." */
@@ -199,6 +200,7 @@ int thp_smaps_vma_kib(pid_t pid, unsigned long addr, const char *field, long *ki
 			break;
 		}
 	}
+	free(line);
 	fclose(f);
 	return r;
 }

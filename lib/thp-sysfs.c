@@ -9,11 +9,22 @@
 #include <string.h>
 #include <unistd.h>
 
-static char thp_root_buf[512];
+static char thp_root_buf[THP_ROOT_MAX];
+/* set when a root was refused: every path fails rather than name another tree */
+static bool thp_root_refused;
 
-void thp_set_root(const char *root)
+int thp_set_root(const char *root)
 {
-	snprintf(thp_root_buf, sizeof(thp_root_buf), "%s", root ? root : "");
+	size_t len = root ? strlen(root) : 0;
+
+	if (len >= sizeof(thp_root_buf)) {
+		thp_root_refused = true;
+		thp_root_buf[0] = '\0';
+		return -ENAMETOOLONG;
+	}
+	thp_root_refused = false;
+	memcpy(thp_root_buf, root ? root : "", len + 1);
+	return 0;
 }
 
 const char *thp_root(void)
@@ -21,15 +32,18 @@ const char *thp_root(void)
 	return thp_root_buf;
 }
 
-void thp_root_init(void)
+int thp_root_init(void)
 {
-	thp_set_root(getenv("THP_ROOT"));
+	return thp_set_root(getenv("THP_ROOT"));
 }
 
 int thp_path(char *buf, size_t size, const char *path)
 {
-	int n = snprintf(buf, size, "%s%s", thp_root_buf, path);
+	int n;
 
+	if (thp_root_refused)
+		return -ENAMETOOLONG;
+	n = snprintf(buf, size, "%s%s", thp_root_buf, path);
 	if (n < 0)
 		return -EINVAL;
 	return (size_t)n < size ? 0 : -ENAMETOOLONG;
@@ -58,8 +72,11 @@ int thp_read_file(const char *path, char *buf, size_t size)
 	fd = open(full, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while (len < size - 1) {
-		ssize_t n = read(fd, buf + len, size - 1 - len);
+	/* one byte more than fits: its arrival means the file is too long */
+	for (;;) {
+		char extra;
+		ssize_t n = len < size - 1 ? read(fd, buf + len, size - 1 - len) :
+					     read(fd, &extra, 1);
 
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -70,6 +87,11 @@ int thp_read_file(const char *path, char *buf, size_t size)
 		}
 		if (n == 0)
 			break;
+		if (len == size - 1) {
+			close(fd);
+			buf[0] = '\0';
+			return -EFBIG;
+		}
 		len += (size_t)n;
 	}
 	close(fd);

@@ -53,15 +53,22 @@ const char *thp_rfc_mode(enum thp_enabled e, const char *defrag);
 /*
  * Root prefix for every sysfs/procfs path libthp touches: "" on a real
  * system; tests point it at a fake tree (THP_ROOT in the environment is read
- * by thp_root_init()).
+ * by thp_root_init()). A root of THP_ROOT_MAX bytes or more is refused with
+ * -ENAMETOOLONG, never truncated: from then on every path fails with
+ * -ENAMETOOLONG until a valid root is set.
  */
-void thp_set_root(const char *root);
+#define THP_ROOT_MAX 1024
+int thp_set_root(const char *root);
 const char *thp_root(void);
-void thp_root_init(void);
+int thp_root_init(void);
 /* "<root><path>" into buf; -ENAMETOOLONG if it does not fit */
 int thp_path(char *buf, size_t size, const char *path);
 
-/* whole small file (sysfs/procfs), NUL-terminated, trailing newline kept */
+/*
+ * whole small file (sysfs/procfs), NUL-terminated, trailing newline kept;
+ * returns its length, or -EFBIG if it does not fit in size - 1 bytes
+ * (refused, never truncated)
+ */
 int thp_read_file(const char *path, char *buf, size_t size);
 /* write a value the way `echo value > path` does, checking every error */
 int thp_write_file(const char *path, const char *value);

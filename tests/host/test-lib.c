@@ -346,6 +346,46 @@ static void test_mmap_aligned(void)
 	   "mmap_aligned: a size that overflows -> ENOMEM");
 }
 
+/* Class 2 of issue 20: what does not fit is refused, never truncated. */
+static void test_limits(void)
+{
+	char buf[16], big[THP_ROOT_MAX + 16], line[1024];
+	long kib = -1;
+
+	/* thp_read_file: size - 1 bytes fit, one more is -EFBIG */
+	put("proc/fit", "0123456789abcde");
+	ok(thp_read_file("/proc/fit", buf, sizeof(buf)) == 15 && strcmp(buf, "0123456789abcde") == 0,
+	   "read_file: a file of size - 1 bytes is read whole");
+	put("proc/fit", "0123456789abcdef");
+	ok(thp_read_file("/proc/fit", buf, sizeof(buf)) == -EFBIG,
+	   "read_file: one byte more than fits -> EFBIG, not the first size - 1 bytes");
+
+	/* a root of THP_ROOT_MAX bytes: refused, and no path resolves under any tree */
+	memset(big, 'r', THP_ROOT_MAX);
+	big[0] = '/';
+	big[THP_ROOT_MAX] = '\0';
+	ok(thp_set_root(big) == -ENAMETOOLONG, "set_root: a root of THP_ROOT_MAX bytes -> ENAMETOOLONG");
+	ok(thp_read_file("/proc/fit", buf, sizeof(buf)) == -ENAMETOOLONG &&
+	   !thp_exists("/proc/fit") && thp_write_file("/proc/fit", "x") == -ENAMETOOLONG,
+	   "set_root: after a refused root every path fails, none is read without it");
+	big[THP_ROOT_MAX - 1] = '\0';
+	ok(thp_set_root(big) == 0 && strlen(thp_root()) == THP_ROOT_MAX - 1,
+	   "set_root: THP_ROOT_MAX - 1 bytes are kept whole");
+	ok(thp_set_root(root) == 0 && thp_read_file("/proc/fit", buf, sizeof(buf)) == -EFBIG,
+	   "set_root: a valid root makes paths work again");
+
+	/*
+	 * smaps: a VMA header longer than a line buffer (a long file name) is one
+	 * line; its tail is not read as a field of that VMA.
+	 */
+	snprintf(line, sizeof(line), "7f0000000000-7f0000200000 r--p 00000000 08:02 17 /%0*d",
+		 511 - 50, 0);
+	strcat(line, "AnonHugePages:      4096 kB\nAnonHugePages:         0 kB\n");
+	put("proc/9/smaps", line);
+	ok(thp_smaps_vma_kib(9, 0x7f0000000000UL, "AnonHugePages", &kib) == 0 && kib == 0,
+	   "smaps: a long header line is not split into a forged field (got %ld)", kib);
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/thp-test-lib.XXXXXX";
@@ -366,6 +406,7 @@ int main(void)
 	test_proto();
 	test_smaps();
 	test_mmap_aligned();
+	test_limits();
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
