@@ -416,11 +416,11 @@ static int scan_dir(struct thp_model *m)
 int thp_model_read(struct thp_model *m)
 {
 	unsigned long long v;
-	char buf[32];
+	char buf[256];
 	int r;
 
 	memset(m, 0, sizeof(*m));
-	r = thp_read_file(THP_SYSFS_DIR "/enabled", buf, 1);	/* must exist */
+	r = thp_read_file(THP_SYSFS_DIR "/enabled", buf, sizeof(buf));	/* must exist */
 	if (r < 0)
 		return r;
 	r = read_choice(THP_SYSFS_DIR "/enabled", &m->enabled);
