@@ -56,6 +56,23 @@ TOP=$BATS_TEST_DIRNAME/../..
 	assert_output --partial "no payload at '/nonexistent'"
 }
 
+@test "run-guest refuses a stock series it does not have before it builds anything" {
+	run -2 "$TOP/tests/vm/run-guest.sh" --payload /nonexistent --mode check --stock 5.10
+	assert_output --partial "--stock '5.10': the stock kernels are 6.1 and 6.12"
+	run -2 "$TOP/tests/vm/run-guest.sh" --payload /nonexistent --mode check --stock 6.12
+	assert_output --partial "no payload at '/nonexistent'"
+}
+
+@test "make check boots stock 6.12; STOCK= needs no patched kernel" {
+	run -0 make -C "$TOP" --no-print-directory -p -n deps-quiet
+	assert_line --regexp '^check-stock: deps-quiet '
+	run -0 make -C "$TOP" --no-print-directory -n check-guest STOCK=6.12 SUITES=40-thpctl.bats
+	assert_line --partial 'build-image.sh --stock'
+	assert_line --regexp 'run-guest.sh --payload .* --stock 6.12 .*--suites "40-thpctl.bats"'
+	refute_line --partial 'build-kernel.sh'
+	run -0 grep -F 'check-guest STOCK=6.12 SUITES="$(STOCK_CHECK_SUITES)"' "$TOP/tests/vm/vm.mk"
+}
+
 @test "every target that builds installs the packages first (fresh machine)" {
 	# deps-quiet must be phony: the Makefile's blanket .SECONDARY: lets make
 	# skip a non-phony, file-less prerequisite as an intermediate, and then
@@ -67,7 +84,7 @@ TOP=$BATS_TEST_DIRNAME/../..
 	run -0 make -C "$TOP" --no-print-directory -p -n deps-quiet
 	assert_line --regexp '^\.PHONY: (.* )?deps-quiet( |$)'
 	assert_line --regexp '^check: deps-quiet$'
-	for target in demo vm vm-exec check-debug bench check-series; do
+	for target in demo vm vm-exec check-debug bench check-series check-stock; do
 		run -0 make -C "$TOP" --no-print-directory -n "$target" SCRIPT=/bin/true
 		assert_line --index 0 "tests/vm/deps.sh --quiet"
 	done

@@ -5,6 +5,17 @@
 # where <key> hashes the package list, this script and the files it bakes in.
 # The project itself is never baked in: each run brings it on the payload share.
 # The path of the image is the last line printed.
+#
+# usage: build-image.sh [--stock]
+#   --stock  the same image plus Debian's own stock kernels, installed by the
+#            package manager with initramfs-tools (their drivers are modules,
+#            so they boot with the initrd their postinst makes): the newest
+#            linux-image-6.1.0-N-cloud-amd64-unsigned and
+#            linux-image-6.12.N+deb12-cloud-amd64-unsigned that this machine's
+#            apt offers. Beside root.img: vmlinuz-KVER, initrd.img-KVER and
+#            `kernels` (lines "SERIES KVER", e.g. "6.12 6.12.118+deb12-cloud-amd64").
+#            The key adds each kernel package's name and version, so a newer
+#            kernel in the archive makes a new image.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -13,7 +24,36 @@ suite=bookworm
 size=2G
 packages=systemd,systemd-sysv,udev,dbus,bats,bats-assert,bats-support,libcap2,libcap2-bin,libsystemd0,libinih1,libjson-c5,procps,kmod,iproute2,util-linux,jq,less,psmisc,e2fsprogs
 
+stock=0
+case ${1:-} in
+--stock) stock=1 ;;
+"") ;;
+*) echo "build-image: usage: build-image.sh [--stock]" >&2; exit 2 ;;
+esac
+
 log() { echo "build-image: $*" >&2; }
+
+# The newest stock kernel package of each series, "SERIES PACKAGE VERSION",
+# as this machine's apt sees them (the kernels come from its own sources,
+# which include the security suite: debootstrap reads only the main one).
+stock_kernels() {
+	local series re pkg
+	for series in 6.1 6.12; do
+		case $series in
+		6.1) re='^linux-image-6\.1\.0-[0-9]+-cloud-amd64-unsigned$' ;;
+		6.12) re='^linux-image-6\.12\.[0-9]+\+deb12-cloud-amd64-unsigned$' ;;
+		esac
+		pkg=$(apt-cache search --names-only 'linux-image-6.*cloud-amd64-unsigned' | cut -d' ' -f1 |
+			grep -E "$re" | sort -V | tail -1)
+		[ -n "$pkg" ] || { log "apt offers no package matching $re (apt-get update?)"; return 1; }
+		echo "$series $pkg $(apt-cache show --no-all-versions "$pkg" | awk '/^Version:/ { print $2; exit }')"
+	done
+}
+kernels=
+if [ $stock = 1 ]; then
+	kernels=$(stock_kernels)
+	packages=$packages,initramfs-tools,linux-base,busybox,zstd
+fi
 
 # The Debian mirror this machine's apt already uses: the first deb822 URIs or
 # one-line "deb" entry that serves the main archive (not security, not updates).
@@ -35,12 +75,14 @@ mirror() {
 key=$(
 	{
 		echo "$suite $size $packages"
+		echo "$kernels"
 		for f in "$0" "$top"/tests/vm/guest/thp-guest.service "$top"/tests/vm/guest/thp-guest-boot; do
 			sha256sum <"$f"
 		done
 	} | sha256sum | cut -c1-16
 )
 dir=$cache/image/$key
+[ $stock = 0 ] || dir=$cache/image/stock-$key
 mkdir -p "$cache/image"
 exec 9>"$dir.lock"
 flock 9
@@ -89,11 +131,38 @@ for u in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer 
 	ln -sf /dev/null "$root/etc/systemd/system/$u"
 done
 mkdir -p "$root/var/log/journal"
+if [ $stock = 1 ]; then
+	# apt-get download: the ordinary client with this machine's sources
+	mkdir -p "$work/debs"
+	while read -r series pkg version; do
+		log "stock $series: $pkg $version"
+		(cd "$work/debs" && apt-get download -q "$pkg=$version" >/dev/null 2>"$work/download.log") ||
+			{ cat "$work/download.log" >&2; log "apt-get download $pkg FAILED"; exit 1; }
+	done <<<"$kernels"
+	cp "$work"/debs/*.deb "$root/tmp/"
+	log "installing the stock kernels in the guest (their postinst makes the initrds)"
+	if ! chroot "$root" sh -c 'dpkg -i /tmp/*.deb' >"$work/dpkg.log" 2>&1; then
+		tail -20 "$work/dpkg.log" >&2
+		log "installing the stock kernels FAILED (log: $work/dpkg.log)"
+		exit 1
+	fi
+	rm -f "$root"/tmp/*.deb
+	mkdir -p "$work/boot"
+	while read -r series pkg version; do
+		kver=${pkg#linux-image-}
+		kver=${kver%-unsigned}
+		[ -f "$root/boot/vmlinuz-$kver" ] && [ -f "$root/boot/initrd.img-$kver" ] ||
+			{ log "$pkg left no /boot/vmlinuz-$kver and initrd.img-$kver"; exit 1; }
+		cp "$root/boot/vmlinuz-$kver" "$root/boot/initrd.img-$kver" "$work/boot/"
+		echo "$series $kver" >>"$work/boot/kernels"
+	done <<<"$kernels"
+fi
 rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/*
 
 truncate -s "$size" "$work/root.img"
 mkfs.ext4 -q -F -L thp-root -d "$root" "$work/root.img"
 mkdir -p "$dir"
+[ $stock = 0 ] || mv "$work"/boot/* "$dir/"
 mv "$work/root.img" "$dir/root.img"
 rm -rf "$work"
 log "built $dir/root.img"

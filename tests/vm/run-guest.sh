@@ -15,6 +15,10 @@
 #   --smp N                   guest CPUs (default 2)
 #   --icount SPEC             deterministic TCG: guest time follows executed
 #                             instructions (e.g. shift=3,sleep=off; needs --smp 1)
+#   --stock SERIES            boot Debian's own stock cloud kernel of SERIES
+#                             (6.1 or 6.12, the newest apt offers) with its
+#                             initrd, on the stock variant of the image
+#                             (build-image.sh --stock), instead of our kernel
 # env: THP_KERNEL=bzImage (use this kernel, not the cached build of the
 #      series), THP_CACHE, THP_KCONFIG_FLAVOR/THP_KCONFIG_EXTRA (debug kernel),
 #      THP_STRESS_SECONDS (70-stress.bats's duration, passed into the guest;
@@ -27,7 +31,13 @@
 # no_timer_check: under a loaded TCG host the kernel's IO-APIC timer check can
 # fail ("IO-APIC + timer doesn't work") and panic the boot (seen here once).
 #
-# Results come back on a 9p share, never the console (DESIGN.md). Exit status:
+# Results come back on a 9p share, never the console (DESIGN.md). Debian's
+# cloud kernels build no 9p (CONFIG_NET_9P is not set), so a stock boot uses
+# the disk transport instead (thp.transport=disk, see guest/thp-guest-boot):
+# the payload as a read-only ext4 disk, the results on an ext4 disk read back
+# with debugfs after each boot (no loop mount), the stream live on a
+# virtio-serial port. The guest's harness sees the same /mnt/payload and
+# /mnt/results either way. Exit status:
 # the suite's or script's; 124 on timeout; 1 when the console or dmesg shows a
 # kernel splat (BUG, WARNING, Oops, lockdep, KASAN, hung task), even if the
 # suites passed.
@@ -35,7 +45,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 payload= mode= suites= filter= script= timeout=${THP_VM_TIMEOUT:-} accel=tcg,thread=multi
-memory=2048 cmdline_extra= smp=2 icount=
+memory=2048 cmdline_extra= smp=2 icount= stock=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--payload) payload=$2; shift 2 ;;
@@ -49,6 +59,7 @@ while [ $# -gt 0 ]; do
 	--cmdline) cmdline_extra=$2; shift 2 ;;
 	--smp) smp=$2; shift 2 ;;
 	--icount) icount=$2; accel=tcg; shift 2 ;;
+	--stock) stock=$2; shift 2 ;;
 	--) shift; break ;;
 	*) echo "run-guest: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -56,6 +67,10 @@ done
 stress=${THP_STRESS_SECONDS:-}
 [[ -z $stress || $stress =~ ^[1-9][0-9]{0,5}$ ]] ||
 	{ echo "run-guest: THP_STRESS_SECONDS='$stress' is not a number of seconds" >&2; exit 2; }
+case $stock in
+'' | 6.1 | 6.12) ;;
+*) echo "run-guest: --stock '$stock': the stock kernels are 6.1 and 6.12" >&2; exit 2 ;;
+esac
 case $mode in
 check) : "${timeout:=$((2400 + ${stress:-0}))}" ;;
 exec) : "${timeout:=1800}"; [ -n "$script" ] || { echo "run-guest: --mode exec needs --script" >&2; exit 2; } ;;
@@ -66,15 +81,24 @@ esac
 
 log() { echo "run-guest: $*" >&2; }
 
-if [ -n "${THP_KERNEL:-}" ]; then
+image= initrd= transport=9p
+if [ -n "$stock" ]; then
+	image=$("$top/tests/vm/build-image.sh" --stock | tail -1)
+	kver=$(awk -v s="$stock" '$1 == s { print $2 }' "$(dirname "$image")/kernels")
+	[ -n "$kver" ] || { log "--stock $stock: no such series (have: $(cut -d' ' -f1 "$(dirname "$image")/kernels" | xargs))"; exit 2; }
+	kernel=$(dirname "$image")/vmlinuz-$kver
+	initrd=$(dirname "$image")/initrd.img-$kver
+	transport=disk
+	log "kernel: Debian's stock $kver with its initrd"
+elif [ -n "${THP_KERNEL:-}" ]; then
 	kernel=$THP_KERNEL
 	log "kernel: $kernel (THP_KERNEL)"
 else
 	# shellcheck disable=SC2086
 	kernel=$("$top/tests/vm/build-kernel.sh" ${THP_KCONFIG_FLAVOR:+--flavor $THP_KCONFIG_FLAVOR} ${THP_KCONFIG_EXTRA:-} | tail -1)
 fi
-image=$("$top/tests/vm/build-image.sh" | tail -1)
-[ -f "$kernel" ] && [ -f "$image" ]
+[ -n "$image" ] || image=$("$top/tests/vm/build-image.sh" | tail -1)
+[ -f "$kernel" ] && [ -f "$image" ] && { [ -z "$initrd" ] || [ -f "$initrd" ]; }
 
 runs=$top/build/vm
 mkdir -p "$runs"
@@ -111,10 +135,39 @@ cmdline="console=ttyS0 root=/dev/vda rw panic=-1 no_timer_check watchdog_thresh=
 qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$memory"
 	${icount:+-icount "$icount"}
 	-no-reboot -nic none
-	-kernel "$kernel"
-	-drive "file=$run/disk.qcow2,if=virtio,format=qcow2"
-	-virtfs "local,path=$run/payload,mount_tag=payload,security_model=none,readonly=on"
-	-virtfs "local,path=$results,mount_tag=results,security_model=none")
+	-kernel "$kernel" ${initrd:+-initrd "$initrd"}
+	-drive "file=$run/disk.qcow2,if=virtio,format=qcow2")
+if [ $transport = 9p ]; then
+	qemu+=(-virtfs "local,path=$run/payload,mount_tag=payload,security_model=none,readonly=on"
+		-virtfs "local,path=$results,mount_tag=results,security_model=none")
+else
+	# sizes: the payload and a margin; results hold journals and dmesg of
+	# every boot (sparse files, so the unused part costs nothing)
+	mb=$(($(du -sm "$run/payload" | cut -f1) + 64))
+	truncate -s "${mb}M" "$run/payload.img"
+	mkfs.ext4 -q -F -O ^has_journal -L thp-payload -d "$run/payload" "$run/payload.img"
+	truncate -s 1G "$run/results.img"
+	mkfs.ext4 -q -F -O ^has_journal -L thp-results -E root_owner=0:0 "$run/results.img"
+	qemu+=(-drive "file=$run/payload.img,if=virtio,format=raw,readonly=on"
+		-drive "file=$run/results.img,if=virtio,format=raw"
+		-device virtio-serial-pci
+		-chardev "file,id=thpstream,path=$results/stream,append=on"
+		-device virtserialport,chardev=thpstream,name=thp.stream)
+	cmdline="$cmdline thp.transport=disk"
+fi
+
+# disk transport: copy what the guest wrote to the results disk into
+# $results (the stream, which the host has been receiving live, at the end)
+collect() {
+	[ $transport = disk ] || return 0
+	rm -rf "$run/results.disk"
+	mkdir -p "$run/results.disk"
+	debugfs -R "rdump / $run/results.disk" "$run/results.img" >/dev/null 2>"$run/debugfs.log" ||
+		{ log "reading the results disk failed: $(tail -3 "$run/debugfs.log")"; return 0; }
+	local d=$run/results.disk
+	find "$d" -mindepth 1 -maxdepth 1 ! -name lost+found ! -name stream -exec cp -a -t "$results" {} +
+	[ "${1:-}" != final ] || [ ! -f "$d/stream" ] || cp "$d/stream" "$results/stream"
+}
 
 if [ "$mode" = shell ]; then
 	log "root shell on the console; 'poweroff' leaves (Ctrl-a x kills QEMU)"
@@ -137,6 +190,7 @@ while :; do
 	qrc=$?
 	set -e
 	log "boot $phase ended after $(($(date +%s) - start)) s"
+	collect
 	if [ $qrc = 124 ] || [ $qrc = 137 ]; then
 		log "TIMEOUT after ${timeout}s in boot $phase; running: $(cat "$results/current" 2>/dev/null || echo '(no test started)')"
 		log "console: $run/console.$phase.log; last lines:"
@@ -153,6 +207,7 @@ while :; do
 done
 sleep 0.3
 kill $tailpid 2>/dev/null || true
+collect final
 
 for p in $(seq 1 "$phase"); do
 	if [ ! -f "$results/rc.$p" ]; then

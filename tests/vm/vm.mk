@@ -5,7 +5,20 @@
 
 # VM=... extra arguments for tests/vm/run-guest.sh (e.g. VM="--kvm")
 VM ?=
-RUN_GUEST = THP_CACHE=$(THP_CACHE) tests/vm/run-guest.sh --payload $(BUILD)/payload $(VM)
+# STOCK=6.1 or 6.12: boot Debian's own stock cloud kernel of that series (the
+# newest apt offers, with its initrd, on the stock image) instead of ours, in
+# any guest target: make check-guest STOCK=6.12 SUITES="40-thpctl.bats"
+STOCK ?=
+RUN_GUEST = THP_CACHE=$(THP_CACHE) tests/vm/run-guest.sh --payload $(BUILD)/payload $(if $(STOCK),--stock $(STOCK)) $(VM)
+# what a boot needs built: our kernel and image, or the stock image
+GUEST_OS = $(if $(STOCK),stock-image,kernel image)
+# check-stock boots each of these with every suite
+STOCK_SERIES := 6.1 6.12
+# make check's stock boot: these suites on stock 6.12 (after-reboot suites,
+# reboot/..., run after a reboot). A suite for 6.12 features adds itself here.
+STOCK_CHECK_SUITES := 40-thpctl.bats 50-thpd-service.bats 51-thpd-config.bats \
+	52-thpd-socket.bats 53-thpd-adaptive.bats 54-thpd-rules.bats 72-thpd-faults.bats \
+	69-thpd-reboot-prep.bats reboot/50-thpd-persist.bats
 # the second boot's test: mode 2 from the kernel command line
 MODE2_FILTER := --filter 'command line'
 
@@ -27,6 +40,10 @@ endif
 image:
 	THP_CACHE=$(THP_CACHE) tests/vm/build-image.sh
 
+# the image plus Debian's stock 6.1 and 6.12 cloud kernels and their initrds
+stock-image:
+	THP_CACHE=$(THP_CACHE) tests/vm/build-image.sh --stock
+
 # What goes into the guest for one run: an installed tree, the suites, the
 # helpers. Assembled afresh each run; never baked into the cached image.
 payload: programs
@@ -38,17 +55,17 @@ payload: programs
 	cp -r tests/vm/guest/run $(BUILD)/payload/guest-run
 	cp -r bench $(BUILD)/payload/bench
 
-vm: deps-quiet kernel image payload
+vm: deps-quiet $(GUEST_OS) payload
 	$(RUN_GUEST) --mode shell
 
-vm-exec: deps-quiet kernel image payload
+vm-exec: deps-quiet $(GUEST_OS) payload
 	@test -n "$(SCRIPT)" || { echo "usage: make vm-exec SCRIPT=path [ARGS='...']" >&2; exit 2; }
 	$(RUN_GUEST) --mode exec --script $(SCRIPT) -- $(ARGS)
 
-demo: deps-quiet kernel image payload
+demo: deps-quiet $(GUEST_OS) payload
 	$(RUN_GUEST) --mode exec --script tests/vm/demo.sh
 
-check-guest: kernel image payload
+check-guest: $(GUEST_OS) payload
 	$(RUN_GUEST) --mode check $(if $(SUITES),--suites "$(SUITES)")
 
 # host tests, then the guest suites; one closing "N passed, N failed" line
@@ -61,7 +78,17 @@ check: deps-quiet
 	$(MAKE) --no-print-directory check-guest || rc=1; \
 	$(MAKE) --no-print-directory check-guest SUITES=20-modes.bats \
 		VM="$(VM) --cmdline transparent_hugepage=2 $(MODE2_FILTER)" || rc=1; \
+	$(MAKE) --no-print-directory check-guest STOCK=6.12 SUITES="$(STOCK_CHECK_SUITES)" || rc=1; \
 	tests/vm/tap-summary.sh check build/results/host.tap build/results/guest.tap; \
+	exit $$rc
+
+# every guest suite (and the after-reboot ones) on each stock kernel in turn
+check-stock: deps-quiet programs stock-image payload
+	@rm -f build/results/guest.tap; rc=0; \
+	for s in $(STOCK_SERIES); do \
+		$(MAKE) --no-print-directory check-guest STOCK=$$s $(if $(SUITES),SUITES="$(SUITES)") || rc=1; \
+	done; \
+	tests/vm/tap-summary.sh check-stock build/results/guest.tap; \
 	exit $$rc
 
 # The same suites (and the stress suite) on a kernel with DEBUG_VM, lockdep,
@@ -90,5 +117,5 @@ check-series: deps-quiet
 checkpatch:
 	THP_CACHE=$(THP_CACHE) tests/vm/checkpatch.sh
 
-.PHONY: deps deps-quiet kernel image payload vm vm-exec demo check-guest check \
+.PHONY: deps deps-quiet kernel image stock-image payload vm vm-exec demo check-guest check check-stock \
 	check-debug bench check-series checkpatch
