@@ -2,7 +2,7 @@
 /*
  * thpctl run: set a THP policy on ourselves, then exec the command (no fork:
  * its exit status and signals are its own). Patched kernel: the per-process
- * policy (prctl PR_SET_THP_POLICY, inherited across exec). Stock kernel:
+ * policy (prctl PR_SET_THP_MM_POLICY, inherited across exec). Stock kernel:
  * glibc's malloc tunable for --advise, PR_SET_THP_DISABLE for --never.
  */
 #include "thpctl.h"
@@ -58,8 +58,8 @@ const struct option run_options[] = {
 
 int run_option(struct verb_args *a, int opt, const char *arg)
 {
-	int p = opt == 'n' ? PR_THP_POLICY_NEVER :
-		opt == 'd' ? PR_THP_POLICY_DEFAULT : PR_THP_POLICY_ADVISE;
+	int p = opt == 'n' ? PR_THP_MM_POLICY_NEVER :
+		opt == 'd' ? PR_THP_MM_POLICY_DEFAULT : PR_THP_MM_POLICY_ADVISE;
 
 	(void)arg;
 	if (a->policy_set && a->policy != p)
@@ -71,7 +71,7 @@ int run_option(struct verb_args *a, int opt, const char *arg)
 
 int verb_run(struct verb_args *a)
 {
-	int policy = a->policy_set ? a->policy : PR_THP_POLICY_ADVISE;
+	int policy = a->policy_set ? a->policy : PR_THP_MM_POLICY_ADVISE;
 	char **cmd = a->argv + 1;
 
 	/*
@@ -79,12 +79,12 @@ int verb_run(struct verb_args *a)
 	 * here (make bench), so no reading of the sysfs knobs.
 	 */
 	if (thp_exists("/proc/self/thp_policy")) {
-		if (prctl(PR_SET_THP_POLICY, policy, 0, 0, 0) < 0) {
-			log_error("prctl(PR_SET_THP_POLICY, %s): %s", thp_policy_name(policy),
+		if (prctl(PR_SET_THP_MM_POLICY, policy, 0, 0, 0) < 0) {
+			log_error("prctl(PR_SET_THP_MM_POLICY, %s): %s", thp_policy_name(policy),
 				  strerror(errno));
 			return EXIT_FAIL;
 		}
-	} else if (policy == PR_THP_POLICY_ADVISE) {
+	} else if (policy == PR_THP_MM_POLICY_ADVISE) {
 		char *t = merge_tunables(getenv("GLIBC_TUNABLES"));
 
 		if (!t || setenv("GLIBC_TUNABLES", t, 1) < 0) {
@@ -97,7 +97,7 @@ int verb_run(struct verb_args *a)
 			  HUGETLB_TUNABLE "=1, which covers only memory from malloc");
 	} else {
 		/* stock --never disables THP; --default undoes an inherited --never */
-		if (prctl(PR_SET_THP_DISABLE, policy == PR_THP_POLICY_NEVER, 0, 0, 0) < 0) {
+		if (prctl(PR_SET_THP_DISABLE, policy == PR_THP_MM_POLICY_NEVER, 0, 0, 0) < 0) {
 			log_error("prctl(PR_SET_THP_DISABLE): %s", strerror(errno));
 			return EXIT_FAIL;
 		}

@@ -24,7 +24,7 @@ struct verb_args {
 	bool json;		/* --json (read verbs) */
 	bool collapse;		/* policy --collapse */
 	const char *sort;	/* ps --sort, NULL: by PID */
-	int policy;		/* run --advise|--never|--default: PR_THP_POLICY_* */
+	int policy;		/* run --advise|--never|--default: PR_THP_MM_POLICY_* */
 	bool policy_set;	/* ... given */
 };
 

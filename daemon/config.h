@@ -50,7 +50,7 @@ struct thpd_rule {
 	char user[64];		/* name or number as written */
 	bool has_uid;
 	uid_t uid;
-	int policy;		/* PR_THP_POLICY_*, -1 when unset */
+	int policy;		/* PR_THP_MM_POLICY_*, -1 when unset */
 	char origin[300];	/* file:line where the section was first seen */
 };
 

@@ -81,7 +81,7 @@ static void check_config(const struct thpd_config *cfg, bool finished)
 		if (!TERMINATED(r->name) || !TERMINATED(r->exe) || !TERMINATED(r->comm) ||
 		    !TERMINATED(r->cgroup) || !TERMINATED(r->user) || !TERMINATED(r->origin))
 			abort();
-		if (r->policy < -1 || r->policy > PR_THP_POLICY_NEVER)
+		if (r->policy < -1 || r->policy > PR_THP_MM_POLICY_NEVER)
 			abort();
 		if (finished && (r->policy < 0 ||
 				 (!r->exe[0] && !r->comm[0] && !r->cgroup[0] && !r->user[0]) ||

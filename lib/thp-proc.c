@@ -112,9 +112,9 @@ long thp_buddyinfo_free_blocks(int min_order)
 }
 
 static const char *const policy_names[] = {
-	[PR_THP_POLICY_DEFAULT] = "default",
-	[PR_THP_POLICY_ADVISE] = "advise",
-	[PR_THP_POLICY_NEVER] = "never",
+	[PR_THP_MM_POLICY_DEFAULT] = "default",
+	[PR_THP_MM_POLICY_ADVISE] = "advise",
+	[PR_THP_MM_POLICY_NEVER] = "never",
 };
 
 int thp_policy_from_name(const char *s)

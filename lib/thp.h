@@ -19,13 +19,17 @@
 #define THP_SOCKET_PATH "/run/thpd.sock"
 #define THP_MSG_MAX 4096
 
-/* per-process policy prctl (patched kernel; see docs/abi.md) */
-#ifndef PR_SET_THP_POLICY
-#define PR_SET_THP_POLICY 0x54485001
-#define PR_GET_THP_POLICY 0x54485002
-#define PR_THP_POLICY_DEFAULT 0
-#define PR_THP_POLICY_ADVISE 1
-#define PR_THP_POLICY_NEVER 2
+/*
+ * per-process policy prctl (patched kernel; see docs/abi.md). Our own names:
+ * PR_SET_THP_POLICY is an unmerged upstream proposal with other values, and
+ * a libc header that ever carried it must not be taken for ours.
+ */
+#ifndef PR_SET_THP_MM_POLICY
+#define PR_SET_THP_MM_POLICY 0x54485001
+#define PR_GET_THP_MM_POLICY 0x54485002
+#define PR_THP_MM_POLICY_DEFAULT 0
+#define PR_THP_MM_POLICY_ADVISE 1
+#define PR_THP_MM_POLICY_NEVER 2
 #endif
 
 /*
@@ -257,7 +261,7 @@ int thp_kv_get(const char *text, const char *key, uint64_t *val);
  * order-10 block counts 2 for min_order 9). Returns the count or -errno.
  */
 long thp_buddyinfo_free_blocks(int min_order);
-/* per-process policy: "default"/"advise"/"never" <-> PR_THP_POLICY_* */
+/* per-process policy: "default"/"advise"/"never" <-> PR_THP_MM_POLICY_* */
 int thp_policy_from_name(const char *s);	/* value or -EINVAL */
 const char *thp_policy_name(int policy);	/* "unknown" if out of range */
 /*

@@ -47,7 +47,7 @@ thp_eligible() {
 	local v
 	for v in 3 -1 0x54485001; do
 		run -1 "$POL" set "$v"
-		[ "$output" = "error=EINVAL" ] || fail "PR_SET_THP_POLICY $v: expected error=EINVAL, seen '$output'"
+		[ "$output" = "error=EINVAL" ] || fail "PR_SET_THP_MM_POLICY $v: expected error=EINVAL, seen '$output'"
 	done
 }
 

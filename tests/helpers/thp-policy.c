@@ -3,9 +3,9 @@
  * thp-policy: the per-process THP policy prctl, for the guest suites.
  *
  *   thp-policy get                     print this process's policy word
- *                                      (PR_GET_THP_POLICY) and
+ *                                      (PR_GET_THP_MM_POLICY) and
  *                                      thp_disable=0|1 (PR_GET_THP_DISABLE)
- *   thp-policy set WORD|N [-- CMD...]  PR_SET_THP_POLICY, then exec CMD;
+ *   thp-policy set WORD|N [-- CMD...]  PR_SET_THP_MM_POLICY, then exec CMD;
  *                                      without CMD print "ok" or the error
  *   thp-policy disable 0|1 [-- CMD...] PR_SET_THP_DISABLE, then exec CMD
  *   thp-policy exec-race N             N rounds: a child execs this program
@@ -85,7 +85,7 @@ static int race_child(const char *fd_arg)
 
 	if (read(fd, &c, 1) != 1)
 		return 100;
-	rc = prctl(PR_GET_THP_POLICY, 0, 0, 0, 0);
+	rc = prctl(PR_GET_THP_MM_POLICY, 0, 0, 0, 0);
 	return rc < 0 ? 101 : rc;
 }
 
@@ -128,7 +128,7 @@ static int race_round(char **args, uint64_t delay_us, uint64_t *took_us)
 	*took_us = now_us() - t0;
 	if (!written)
 		return 0;
-	return WEXITSTATUS(st) == PR_THP_POLICY_ADVISE ? 1 : -1;
+	return WEXITSTATUS(st) == PR_THP_MM_POLICY_ADVISE ? 1 : -1;
 }
 
 static int exec_race(long rounds)
@@ -139,7 +139,7 @@ static int exec_race(long rounds)
 	long i, written = 0, lost = 0;
 	int r;
 
-	if (prctl(PR_SET_THP_POLICY, PR_THP_POLICY_DEFAULT, 0, 0, 0) < 0) {
+	if (prctl(PR_SET_THP_MM_POLICY, PR_THP_MM_POLICY_DEFAULT, 0, 0, 0) < 0) {
 		printf("error=%s\n", errname(errno));
 		return 1;
 	}
@@ -183,7 +183,7 @@ int main(int argc, char **argv)
 		cmd = argv + 4;
 	}
 	if (strcmp(argv[1], "get") == 0 && argc == 2) {
-		rc = prctl(PR_GET_THP_POLICY, 0, 0, 0, 0);
+		rc = prctl(PR_GET_THP_MM_POLICY, 0, 0, 0, 0);
 		if (rc < 0) {
 			printf("error=%s\n", errname(errno));
 			return 1;
@@ -203,7 +203,7 @@ int main(int argc, char **argv)
 			if (*end)
 				goto bad;
 		}
-		rc = prctl(PR_SET_THP_POLICY, (unsigned long)v, 0, 0, 0);
+		rc = prctl(PR_SET_THP_MM_POLICY, (unsigned long)v, 0, 0, 0);
 		return run_or_report(rc, errno, cmd);
 	}
 	if (strcmp(argv[1], "disable") == 0) {

@@ -16,7 +16,7 @@
  *   swap      (with --memcg DIR) moves itself into the cgroup DIR, whose
  *             memory.max the caller made smaller than its region, and cycles
  *             through the region so that it keeps being swapped out and in
- * Every worker also flips its own policy now and then: prctl(PR_SET_THP_POLICY)
+ * Every worker also flips its own policy now and then: prctl(PR_SET_THP_MM_POLICY)
  * on a kernel with the thp-stack series, else PR_SET_THP_DISABLE.
  *
  * Flippers (unless --no-flip):
@@ -305,8 +305,8 @@ static void flip_self_policy(void)
 	if (have_policy_prctl) {
 		int want = (int)rnd_below(3);
 
-		if (prctl(PR_SET_THP_POLICY, want, 0, 0, 0) < 0) {
-			sys_error("prctl(PR_SET_THP_POLICY)", errno);
+		if (prctl(PR_SET_THP_MM_POLICY, want, 0, 0, 0) < 0) {
+			sys_error("prctl(PR_SET_THP_MM_POLICY)", errno);
 			return;
 		}
 	} else if (prctl(PR_SET_THP_DISABLE, (unsigned long)rnd_below(2), 0, 0, 0) < 0) {
@@ -883,7 +883,7 @@ int main(int argc, char **argv)
 	have_mode_file = access(THP_SYSFS_DIR "/mode", F_OK) == 0;
 	have_policy_proc = access("/proc/self/thp_policy", F_OK) == 0;
 	errno = 0;
-	have_policy_prctl = prctl(PR_GET_THP_POLICY, 0, 0, 0, 0) >= 0;
+	have_policy_prctl = prctl(PR_GET_THP_MM_POLICY, 0, 0, 0, 0) >= 0;
 	printf("seed=%lu\nseconds=%lu\nmode_file=%s\npolicy_prctl=%s\npolicy_procfs=%s\nmemcg=%s\n"
 	       "worker_nice=%lu\n",
 	       seed, opt_seconds, have_mode_file ? "yes" : "no",

@@ -429,7 +429,7 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	fake_tree patched
 	[ -e /proc/self/thp_policy ] && skip "host kernel has the per-process policy"
 	run -1 "$THPCTL" run --advise -- true
-	assert_output --partial 'prctl(PR_SET_THP_POLICY, advise): Invalid argument'
+	assert_output --partial 'prctl(PR_SET_THP_MM_POLICY, advise): Invalid argument'
 }
 
 # ---- ps ----

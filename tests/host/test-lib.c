@@ -217,13 +217,13 @@ static void test_policy(void)
 {
 	int p = -1;
 
-	ok(thp_policy_from_name("advise") == PR_THP_POLICY_ADVISE, "policy advise");
+	ok(thp_policy_from_name("advise") == PR_THP_MM_POLICY_ADVISE, "policy advise");
 	ok(thp_policy_from_name("Advise") == -EINVAL, "policy names are exact");
-	ok(strcmp(thp_policy_name(PR_THP_POLICY_NEVER), "never") == 0, "policy name never");
+	ok(strcmp(thp_policy_name(PR_THP_MM_POLICY_NEVER), "never") == 0, "policy name never");
 	ok(strcmp(thp_policy_name(7), "unknown") == 0, "policy name out of range");
 	put("proc/42/thp_policy", "advise\n");
-	ok(thp_policy_get(42, &p) == 0 && p == PR_THP_POLICY_ADVISE, "policy_get 42");
-	ok(thp_policy_set(42, PR_THP_POLICY_NEVER) == 0 &&
+	ok(thp_policy_get(42, &p) == 0 && p == PR_THP_MM_POLICY_ADVISE, "policy_get 42");
+	ok(thp_policy_set(42, PR_THP_MM_POLICY_NEVER) == 0 &&
 	   strcmp(get("proc/42/thp_policy"), "never") == 0, "policy_set 42 writes the word");
 	ok(thp_policy_set(42, 3) == -EINVAL, "policy_set rejects 3");
 	ok(thp_policy_get(43, &p) == -ENOENT, "policy_get on stock/gone pid -> ENOENT");

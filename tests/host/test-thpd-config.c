@@ -175,7 +175,7 @@ static void test_rules(void)
 	   "a dropped rule is reported at its section's first key (t.conf:%u)", dg.line);
 
 	r = thpd_rules_match(&cfg, &p);
-	ok(r && strcmp(r->name, "java") == 0 && r->policy == PR_THP_POLICY_ADVISE, "Exe= matches");
+	ok(r && strcmp(r->name, "java") == 0 && r->policy == PR_THP_MM_POLICY_ADVISE, "Exe= matches");
 	p.exe = "/usr/bin/python3";
 	p.comm = "python3";
 	r = thpd_rules_match(&cfg, &p);
@@ -197,7 +197,7 @@ static void test_rules(void)
 	thpd_config_parse_string(&cfg, "d.conf", "[Rule a]\nPolicy=never\n[Global]\nMode=never\n", &diag);
 	thpd_config_finish(&cfg, &lookup, &diag);
 	ok(cfg.n_rules == 1 && strcmp(cfg.rules[0].exe, "/bin/a") == 0 &&
-	   cfg.rules[0].policy == PR_THP_POLICY_NEVER && strcmp(cfg.mode, "never") == 0,
+	   cfg.rules[0].policy == PR_THP_MM_POLICY_NEVER && strcmp(cfg.mode, "never") == 0,
 	   "a later file overrides key by key");
 
 	ok(thpd_cgroup_match("/", "/anything"), "Cgroup=/ matches everything");
