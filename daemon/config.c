@@ -2,17 +2,23 @@
 /*
  * thpd.conf parsing. See config.h and thpd.conf(5).
  *
+ * Every key is a row of one table (section, key, typed parser, where the
+ * value goes, bounds); the parsers are typed: bool, bounded integer,
+ * systemd time span, word from the knob's valid values, string.
+ *
  * What is fatal (the config is unusable, start fails, reload keeps the last
- * good config): an existing file that cannot be read, a line that is not
- * INI syntax, and a bad [Global] Mode= or Defrag= — thpd cannot know what to
- * apply to the host. Everything else that is wrong (unknown section or key,
- * bad value of any other key, incomplete rule) is a warning with file:line
- * and is ignored.
+ * good config): an existing file that cannot be read or is not a regular
+ * file, a line that is not INI syntax, a line, section name or value longer
+ * than what is stored, a NUL byte, and a bad [Global] Mode= or Defrag= —
+ * thpd cannot know what to apply to the host. Everything else that is wrong
+ * (unknown section or key, bad value of any other key, incomplete rule) is
+ * a warning with file:line and is ignored.
  */
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -22,6 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *const kh_files[THPD_KH_N] = {
 	[THPD_KH_DEFRAG] = "defrag",
@@ -29,14 +37,6 @@ static const char *const kh_files[THPD_KH_N] = {
 	[THPD_KH_SCAN_SLEEP] = "scan_sleep_millisecs",
 	[THPD_KH_ALLOC_SLEEP] = "alloc_sleep_millisecs",
 	[THPD_KH_MAX_PTES_NONE] = "max_ptes_none",
-};
-
-static const char *const kh_keys[THPD_KH_N] = {
-	[THPD_KH_DEFRAG] = "KhugepagedDefrag",
-	[THPD_KH_PAGES_TO_SCAN] = "KhugepagedPagesToScan",
-	[THPD_KH_SCAN_SLEEP] = "KhugepagedScanSleepMSec",
-	[THPD_KH_ALLOC_SLEEP] = "KhugepagedAllocSleepMSec",
-	[THPD_KH_MAX_PTES_NONE] = "KhugepagedMaxPtesNone",
 };
 
 const char *thpd_kh_file(enum thpd_kh_knob k)
@@ -63,14 +63,171 @@ void thpd_config_defaults(struct thpd_config *cfg)
 	};
 }
 
+
+const char *thpd_config_file(const struct thpd_config *cfg, unsigned int index)
+{
+	return index < cfg->files_used ? cfg->files + index : "";
+}
+
+/* ---- typed value parsers, pure ---- */
+
+static int parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on" };
+	static const char *const no[] = { "0", "no", "false", "off" };
+
+	for (size_t i = 0; i < 4; i++) {
+		if (strcasecmp(v, yes[i]) == 0) {
+			*out = true;
+			return 0;
+		}
+		if (strcasecmp(v, no[i]) == 0) {
+			*out = false;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_u64(const char *v, uint64_t min, uint64_t max, uint64_t *out)
+{
+	unsigned long long x;
+	char *end;
+
+	if (*v < '0' || *v > '9')
+		return -EINVAL;
+	errno = 0;
+	x = strtoull(v, &end, 10);
+	if (*end)
+		return -EINVAL;
+	if (errno || x < min || x > max)
+		return -ERANGE;
+	*out = x;
+	return 0;
+}
+
+/* systemd's units (time-util.c), the ones that fit a THP daemon's spans */
+static const struct {
+	const char *suffix;
+	uint64_t usec;
+} span_units[] = {
+	{ "usec", 1 }, { "us", 1 }, { "\xc2\xb5s", 1 },
+	{ "msec", 1000 }, { "ms", 1000 },
+	{ "seconds", 1000000 }, { "second", 1000000 }, { "sec", 1000000 }, { "s", 1000000 },
+	{ "minutes", 60000000 }, { "minute", 60000000 }, { "min", 60000000 },
+	{ "hours", 3600000000ULL }, { "hour", 3600000000ULL }, { "hr", 3600000000ULL },
+	{ "h", 3600000000ULL },
+	{ "days", 86400000000ULL }, { "day", 86400000000ULL }, { "d", 86400000000ULL },
+	{ "weeks", 604800000000ULL }, { "week", 604800000000ULL }, { "w", 604800000000ULL },
+	{ "m", 60000000 },
+};
+
+static int span_unit(const char **p, uint64_t default_unit, uint64_t *unit)
+{
+	size_t best = 0;
+
+	*unit = default_unit;
+	for (size_t i = 0; i < sizeof(span_units) / sizeof(span_units[0]); i++) {
+		size_t len = strlen(span_units[i].suffix);
+		char next;
+
+		if (strncmp(*p, span_units[i].suffix, len) != 0)
+			continue;
+		next = (*p)[len];
+		/* a unit ends at white space, a digit or the end */
+		if (next && next != ' ' && next != '\t' && (next < '0' || next > '9'))
+			continue;
+		if (len > best) {
+			best = len;
+			*unit = span_units[i].usec;
+		}
+	}
+	*p += best;
+	return 0;
+}
+
+int thpd_parse_timespan(const char *s, uint64_t default_unit, uint64_t *usec)
+{
+	const char *p = s;
+	uint64_t total = 0;
+	bool any = false;
+
+	for (;;) {
+		uint64_t whole = 0, frac = 0, frac_div = 1, unit, part;
+
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (!*p)
+			break;
+		if (*p < '0' || *p > '9')
+			return -EINVAL;
+		for (; *p >= '0' && *p <= '9'; p++) {
+			if (whole > (UINT64_MAX - 9) / 10)
+				return -ERANGE;
+			whole = whole * 10 + (uint64_t)(*p - '0');
+		}
+		if (*p == '.') {
+			p++;
+			if (*p < '0' || *p > '9')
+				return -EINVAL;
+			for (; *p >= '0' && *p <= '9'; p++)
+				if (frac_div < 1000000000000ULL) {	/* finer than any unit needs */
+					frac = frac * 10 + (uint64_t)(*p - '0');
+					frac_div *= 10;
+				}
+		}
+		while (*p == ' ' || *p == '\t')
+			p++;
+		span_unit(&p, default_unit, &unit);
+		if (unit && whole > UINT64_MAX / unit)
+			return -ERANGE;
+		part = whole * unit;
+		/* frac < frac_div <= 1e12 and unit <= 1 week: no overflow in 128 bits */
+		part += (uint64_t)((unsigned __int128)frac * unit / frac_div);
+		if (part > UINT64_MAX - total)
+			return -ERANGE;
+		total += part;
+		any = true;
+	}
+	if (!any)
+		return -EINVAL;
+	*usec = total;
+	return 0;
+}
+
+/* ---- the table ---- */
+
+struct parse_ctx;
+struct item;
+typedef int (*item_parser)(struct parse_ctx *c, const struct item *it, const char *v, char *base);
+
+struct item {
+	const char *section;		/* "Global", "Adaptive" or "Rule" (any [Rule NAME]) */
+	const char *key;
+	item_parser parse;
+	size_t offset, size;		/* the field, in thpd_config or thpd_rule */
+	uint64_t min, max;		/* integers; time spans in usec */
+	uint64_t unit;			/* time spans: usec of a bare number */
+	bool has_set;			/* an empty value unsets: set_offset is a bool */
+	size_t set_offset;
+	const char *const *words;	/* words, stored as their index */
+	int (*word_value)(const char *v);	/* words, stored as what this returns */
+	int (*valid)(const char *v);	/* strings: 0 when acceptable */
+	const char *expected;		/* for messages, else: */
+	bool mode_words;		/* thp_mode_words_text() */
+	bool has_knob;			/* thp_knob_words_text(knob) */
+	enum thp_knob_id knob;
+	bool fatal;			/* a bad value makes the configuration unusable */
+	bool allow_empty;		/* strings and words: "" = leave alone */
+};
+
 struct parse_ctx {
 	struct thpd_config *cfg;
 	const char *name;
+	int name_index;			/* in cfg->files, -1 until a rule needs it */
 	const struct thpd_diag *diag;
-	ini_reader reader;
-	void *stream;
-	unsigned int line;	/* line of the text the parser is looking at */
-	bool at_line_start;
+	const char *p, *end;		/* the text still to read */
+	unsigned int line;		/* line of the text the parser is looking at */
 	bool fatal;
 };
 
@@ -91,191 +248,222 @@ static void diag(struct parse_ctx *c, enum thpd_diag_level level, const char *fm
 		c->diag->report(c->diag->userdata, level, c->name, c->line, msg);
 }
 
-/* counts lines for file:line messages; a long line may come in pieces */
-static char *counting_reader(char *str, int num, void *stream)
+static void store_uint(char *dst, size_t size, uint64_t v)
 {
-	struct parse_ctx *c = stream;
-	char *r = c->reader(str, num, c->stream);
+	if (size == sizeof(uint32_t)) {
+		uint32_t x = (uint32_t)v;
 
-	if (!r)
-		return NULL;
-	if (c->at_line_start)
-		c->line++;
-	c->at_line_start = strchr(r, '\n') != NULL;
-	return r;
-}
+		memcpy(dst, &x, sizeof(x));
+	} else if (size == sizeof(uint64_t)) {
+		memcpy(dst, &v, sizeof(v));
+	} else if (size == sizeof(bool)) {
+		bool b = v != 0;
 
-static int parse_bool(const char *v, bool *out)
-{
-	static const char *const yes[] = { "1", "yes", "true", "on" };
-	static const char *const no[] = { "0", "no", "false", "off" };
-
-	for (size_t i = 0; i < 4; i++) {
-		if (strcasecmp(v, yes[i]) == 0) {
-			*out = true;
-			return 0;
-		}
-		if (strcasecmp(v, no[i]) == 0) {
-			*out = false;
-			return 0;
-		}
+		memcpy(dst, &b, sizeof(b));
 	}
-	return -EINVAL;
 }
 
-static int parse_u64(const char *v, uint64_t max, uint64_t *out)
+/* the value of key= in [section] is bad: one message, fatal or a warning */
+static int bad_value(struct parse_ctx *c, const struct item *it, const char *section,
+		     const char *v, const char *expected)
 {
-	unsigned long long x;
-	char *end;
+	bool global = strcmp(section, "Global") == 0;
 
-	if (!*v || *v == '-' || *v == '+')
-		return -EINVAL;
-	errno = 0;
-	x = strtoull(v, &end, 10);
-	if (errno || *end || x > max)
-		return -ERANGE;
-	*out = x;
+	diag(c, it->fatal ? THPD_DIAG_FATAL : THPD_DIAG_WARNING, "invalid %s=%s%s%s%s (expected %s)%s",
+	     it->key, v, global ? "" : " in [", global ? "" : section, global ? "" : "]",
+	     expected, it->fatal ? "" : ", ignored");
 	return 0;
 }
 
-static int copy_value(char *dst, size_t size, const char *v)
+static int p_bool(struct parse_ctx *c, const struct item *it, const char *v, char *base)
+{
+	bool b;
+
+	(void)c;
+	if (parse_bool(v, &b) < 0)
+		return -EINVAL;
+	memcpy(base + it->offset, &b, sizeof(b));
+	return 0;
+}
+
+static int p_uint(struct parse_ctx *c, const struct item *it, const char *v, char *base)
+{
+	uint64_t u;
+
+	(void)c;
+	if (parse_u64(v, it->min, it->max, &u) < 0)
+		return -EINVAL;
+	store_uint(base + it->offset, it->size, u);
+	return 0;
+}
+
+static int p_span(struct parse_ctx *c, const struct item *it, const char *v, char *base)
+{
+	uint64_t u;
+
+	(void)c;
+	if (thpd_parse_timespan(v, it->unit, &u) < 0 || u < it->min || u > it->max)
+		return -EINVAL;
+	store_uint(base + it->offset, it->size, u);
+	return 0;
+}
+
+static int p_word(struct parse_ctx *c, const struct item *it, const char *v, char *base)
+{
+	int val = -EINVAL;
+
+	(void)c;
+	if (it->words) {
+		for (int i = 0; it->words[i]; i++)
+			if (strcmp(v, it->words[i]) == 0)
+				val = i;
+	} else {
+		val = it->word_value(v);
+	}
+	if (val < 0)
+		return -EINVAL;
+	if (it->size == sizeof(int))
+		memcpy(base + it->offset, &val, sizeof(val));
+	else
+		store_uint(base + it->offset, it->size, (uint64_t)val);
+	return 0;
+}
+
+/* -ENAMETOOLONG (fatal: never truncated) or -EINVAL (the validator refused) */
+static int p_string(struct parse_ctx *c, const struct item *it, const char *v, char *base)
 {
 	size_t len = strlen(v);
 
-	if (len >= size)
+	(void)c;
+	if (*v && it->valid && it->valid(v) < 0)
+		return -EINVAL;
+	if (len >= it->size)
 		return -ENAMETOOLONG;
-	memcpy(dst, v, len + 1);
+	memcpy(base + it->offset, v, len + 1);
 	return 0;
 }
 
-static int global_key(struct parse_ctx *c, const char *key, const char *v)
+static int mode_valid(const char *v)
+{
+	struct thp_mode_req req;
+
+	return thp_mode_parse(v, &req);
+}
+
+static int cgroup_valid(const char *v)
+{
+	return *v == '/' ? 0 : -EINVAL;
+}
+
+static const char *const pressure_types[] = { "some", "full", NULL };
+
+#define G(field) offsetof(struct thpd_config, field), sizeof(((struct thpd_config *)0)->field)
+#define A(field) G(adaptive.field)
+#define R(field) offsetof(struct thpd_rule, field), sizeof(((struct thpd_rule *)0)->field)
+#define KH(k, name)                                                                         \
+	{ "Global", name, p_uint, G(kh_val[k]), .max = (k) == THPD_KH_DEFRAG ? 1 : UINT32_MAX, \
+	  .has_set = true, .set_offset = offsetof(struct thpd_config, kh_set[k]) }
+#define USEC 1
+#define SEC ((uint64_t)1000000)
+
+static const struct item items[] = {
+	{ "Global", "Mode", p_string, G(mode), .valid = mode_valid, .fatal = true,
+	  .allow_empty = true, .mode_words = true },
+	{ "Global", "Defrag", p_string, G(defrag), .valid = thp_defrag_valid, .fatal = true,
+	  .allow_empty = true, .has_knob = true, .knob = THP_KNOB_DEFRAG },
+	KH(THPD_KH_DEFRAG, "KhugepagedDefrag"),
+	KH(THPD_KH_PAGES_TO_SCAN, "KhugepagedPagesToScan"),
+	KH(THPD_KH_SCAN_SLEEP, "KhugepagedScanSleepMSec"),
+	KH(THPD_KH_ALLOC_SLEEP, "KhugepagedAllocSleepMSec"),
+	KH(THPD_KH_MAX_PTES_NONE, "KhugepagedMaxPtesNone"),
+	{ "Global", "RestoreOnStop", p_bool, G(restore_on_stop), .fatal = false },
+	{ "Global", "HonorKernelCmdline", p_bool, G(honor_kernel_cmdline), .fatal = false },
+	{ "Global", "AdminGroup", p_string, G(admin_group), .allow_empty = true,
+	  .expected = "a group name or number" },
+
+	{ "Adaptive", "Enabled", p_bool, A(enabled), .fatal = false },
+	{ "Adaptive", "PressureType", p_word, A(pressure_full), .words = pressure_types,
+	  .expected = "some or full" },
+	/* the kernel's limits (psi.rst): 0 < threshold <= window, window 500 ms to 10 s */
+	{ "Adaptive", "PressureThresholdUSec", p_span, A(pressure_threshold_us), .min = 1,
+	  .max = 10 * SEC, .unit = USEC },
+	{ "Adaptive", "PressureWindowUSec", p_span, A(pressure_window_us), .min = 500000,
+	  .max = 10 * SEC, .unit = USEC },
+	{ "Adaptive", "MinFreeBlocks", p_uint, A(min_free_blocks), .max = LONG_MAX },
+	{ "Adaptive", "RecoverFreeBlocks", p_uint, A(recover_free_blocks), .max = LONG_MAX },
+	{ "Adaptive", "StepDownMode", p_word, A(step_down_enabled),
+	  .word_value = thp_enabled_from_name, .has_knob = true, .knob = THP_KNOB_ENABLED },
+	{ "Adaptive", "StepDownDefrag", p_string, A(step_down_defrag), .valid = thp_defrag_valid,
+	  .allow_empty = true, .has_knob = true, .knob = THP_KNOB_DEFRAG },
+	{ "Adaptive", "CalmSec", p_span, A(calm_usec), .min = 1, .max = 86400 * SEC, .unit = SEC },
+	{ "Adaptive", "CheckIntervalSec", p_span, A(check_interval_usec), .min = 1,
+	  .max = 3600 * SEC, .unit = SEC },
+
+	{ "Rule", "Exe", p_string, R(exe), .allow_empty = true },
+	{ "Rule", "Comm", p_string, R(comm), .allow_empty = true },
+	{ "Rule", "Cgroup", p_string, R(cgroup), .valid = cgroup_valid, .allow_empty = true,
+	  .expected = "an absolute cgroup path" },
+	{ "Rule", "User", p_string, R(user), .allow_empty = true },
+	{ "Rule", "Policy", p_word, R(policy), .word_value = thp_policy_from_name,
+	  .expected = "advise, never or default" },
+};
+
+/* what a bad value of this row should have been, for the message */
+static void expected_text(const struct item *it, char *buf, size_t size)
+{
+	if (it->expected)
+		snprintf(buf, size, "%s", it->expected);
+	else if (it->mode_words)
+		thp_mode_words_text(buf, size);
+	else if (it->has_knob)
+		thp_knob_words_text(it->knob, buf, size);
+	else if (it->parse == p_bool)
+		snprintf(buf, size, "yes or no");
+	else if (it->parse == p_uint)
+		snprintf(buf, size, "an integer from %" PRIu64 " to %" PRIu64, it->min, it->max);
+	else if (it->parse == p_span && it->unit == SEC)
+		snprintf(buf, size, "a time span from %" PRIu64 "s to %" PRIu64 "s, e.g. 30 or 2min",
+			 it->min / SEC, it->max / SEC);
+	else
+		snprintf(buf, size, "a time span from %" PRIu64 "us to %" PRIu64 "s, e.g. 150ms",
+			 it->min, it->max / SEC);
+}
+
+/* ---- sections ---- */
+
+static int file_index(struct parse_ctx *c)
 {
 	struct thpd_config *cfg = c->cfg;
-	struct thp_mode_req req;
-	char words[128];
-	uint64_t u;
-	bool b;
+	size_t len = strlen(c->name);
 
-	if (strcmp(key, "Mode") == 0) {
-		if (*v && thp_mode_parse(v, &req) < 0) {
-			diag(c, THPD_DIAG_FATAL, "invalid Mode=%s (expected %s)", v,
-			     thp_mode_words_text(words, sizeof(words)));
-			return 0;
-		}
-		copy_value(cfg->mode, sizeof(cfg->mode), v);
-		return 0;
+	if (c->name_index >= 0)
+		return c->name_index;
+	if (len + 1 > sizeof(cfg->files) - cfg->files_used) {
+		diag(c, THPD_DIAG_FATAL, "too many configuration files with rules (names over %zu bytes)",
+		     sizeof(cfg->files));
+		return -ENOSPC;
 	}
-	if (strcmp(key, "Defrag") == 0) {
-		if (*v && thp_defrag_valid(v) < 0) {
-			diag(c, THPD_DIAG_FATAL, "invalid Defrag=%s (expected %s)", v,
-			     thp_knob_words_text(THP_KNOB_DEFRAG, words, sizeof(words)));
-			return 0;
-		}
-		copy_value(cfg->defrag, sizeof(cfg->defrag), v);
-		return 0;
-	}
-	for (int k = 0; k < THPD_KH_N; k++) {
-		if (strcmp(key, kh_keys[k]) != 0)
-			continue;
-		if (!*v) {
-			cfg->kh_set[k] = false;
-			return 0;
-		}
-		if (parse_u64(v, k == THPD_KH_DEFRAG ? 1 : UINT32_MAX, &u) < 0) {
-			diag(c, THPD_DIAG_WARNING, "invalid %s=%s, ignored", key, v);
-			return 0;
-		}
-		cfg->kh_set[k] = true;
-		cfg->kh_val[k] = u;
-		return 0;
-	}
-	if (strcmp(key, "RestoreOnStop") == 0 || strcmp(key, "HonorKernelCmdline") == 0) {
-		if (parse_bool(v, &b) < 0) {
-			diag(c, THPD_DIAG_WARNING, "invalid %s=%s (expected yes or no), ignored", key, v);
-			return 0;
-		}
-		if (key[0] == 'R')
-			cfg->restore_on_stop = b;
-		else
-			cfg->honor_kernel_cmdline = b;
-		return 0;
-	}
-	if (strcmp(key, "AdminGroup") == 0) {
-		if (copy_value(cfg->admin_group, sizeof(cfg->admin_group), v) < 0)
-			diag(c, THPD_DIAG_WARNING, "AdminGroup= too long, ignored");
-		return 0;
-	}
-	diag(c, THPD_DIAG_WARNING, "unknown key %s= in [Global], ignored", key);
-	return 0;
-}
-
-static int adaptive_key(struct parse_ctx *c, const char *key, const char *v)
-{
-	struct thpd_adaptive_config *a = &c->cfg->adaptive;
-	uint64_t u;
-	bool b;
-	int e;
-
-	if (strcmp(key, "Enabled") == 0) {
-		if (parse_bool(v, &b) < 0)
-			goto bad;
-		a->enabled = b;
-	} else if (strcmp(key, "PressureType") == 0) {
-		if (strcmp(v, "some") == 0)
-			a->pressure_full = false;
-		else if (strcmp(v, "full") == 0)
-			a->pressure_full = true;
-		else
-			goto bad;
-	} else if (strcmp(key, "PressureThresholdUSec") == 0) {
-		/* the kernel's limits: 0 < threshold <= window (checked in finish) */
-		if (parse_u64(v, 10000000, &u) < 0 || u == 0)
-			goto bad;
-		a->pressure_threshold_us = (uint32_t)u;
-	} else if (strcmp(key, "PressureWindowUSec") == 0) {
-		/* psi.rst: the window is 500 ms to 10 s */
-		if (parse_u64(v, 10000000, &u) < 0 || u < 500000)
-			goto bad;
-		a->pressure_window_us = (uint32_t)u;
-	} else if (strcmp(key, "MinFreeBlocks") == 0) {
-		if (parse_u64(v, LONG_MAX, &u) < 0)
-			goto bad;
-		a->min_free_blocks = (long)u;
-	} else if (strcmp(key, "RecoverFreeBlocks") == 0) {
-		if (parse_u64(v, LONG_MAX, &u) < 0)
-			goto bad;
-		a->recover_free_blocks = (long)u;
-	} else if (strcmp(key, "StepDownMode") == 0) {
-		e = thp_enabled_from_name(v);
-		if (e < 0)
-			goto bad;
-		a->step_down_enabled = (enum thp_enabled)e;
-	} else if (strcmp(key, "StepDownDefrag") == 0) {
-		if (*v && thp_defrag_valid(v) < 0)
-			goto bad;
-		copy_value(a->step_down_defrag, sizeof(a->step_down_defrag), v);
-	} else if (strcmp(key, "CalmSec") == 0) {
-		if (parse_u64(v, 86400, &u) < 0 || u == 0)
-			goto bad;
-		a->calm_usec = u * 1000000;
-	} else if (strcmp(key, "CheckIntervalSec") == 0) {
-		if (parse_u64(v, 3600, &u) < 0 || u == 0)
-			goto bad;
-		a->check_interval_usec = u * 1000000;
-	} else {
-		diag(c, THPD_DIAG_WARNING, "unknown key %s= in [Adaptive], ignored", key);
-	}
-	return 0;
-bad:
-	diag(c, THPD_DIAG_WARNING, "invalid %s=%s in [Adaptive], ignored", key, v);
-	return 0;
+	memcpy(cfg->files + cfg->files_used, c->name, len + 1);
+	c->name_index = (int)cfg->files_used;
+	cfg->files_used += (unsigned int)(len + 1);
+	return c->name_index;
 }
 
 static struct thpd_rule *rule_get(struct parse_ctx *c, const char *name)
 {
 	struct thpd_config *cfg = c->cfg;
 	struct thpd_rule *r;
+	int file;
 
+	if (!*name) {
+		diag(c, THPD_DIAG_WARNING, "[Rule] needs a name, ignored");
+		return NULL;
+	}
+	if (strlen(name) >= sizeof(r->name)) {
+		diag(c, THPD_DIAG_FATAL, "[Rule %s]: the name is longer than %zu characters", name,
+		     sizeof(r->name) - 1);
+		return NULL;
+	}
 	for (unsigned int i = 0; i < cfg->n_rules; i++)
 		if (strcmp(cfg->rules[i].name, name) == 0)
 			return &cfg->rules[i];
@@ -284,99 +472,137 @@ static struct thpd_rule *rule_get(struct parse_ctx *c, const char *name)
 		     THPD_MAX_RULES, name);
 		return NULL;
 	}
+	file = file_index(c);
+	if (file < 0)
+		return NULL;
 	r = &cfg->rules[cfg->n_rules++];
 	memset(r, 0, sizeof(*r));
 	r->policy = -1;
-	copy_value(r->name, sizeof(r->name), name);
-	snprintf(r->origin, sizeof(r->origin), "%s:%u", c->name, c->line);
+	strcpy(r->name, name);
+	r->origin_file = (unsigned int)file;
+	r->origin_line = c->line;
 	return r;
-}
-
-static int rule_key(struct parse_ctx *c, const char *name, const char *key, const char *v)
-{
-	struct thpd_rule *r;
-	char *dst = NULL;
-	size_t size = 0;
-	int p;
-
-	if (!*name || strlen(name) >= sizeof(r->name)) {
-		diag(c, THPD_DIAG_WARNING, "[Rule] needs a name of 1 to %zu characters, ignored",
-		     sizeof(r->name) - 1);
-		return 0;
-	}
-	r = rule_get(c, name);
-	if (!r)
-		return 0;
-	if (strcmp(key, "Exe") == 0) {
-		dst = r->exe;
-		size = sizeof(r->exe);
-	} else if (strcmp(key, "Comm") == 0) {
-		dst = r->comm;
-		size = sizeof(r->comm);
-	} else if (strcmp(key, "Cgroup") == 0) {
-		if (*v && *v != '/') {
-			diag(c, THPD_DIAG_WARNING, "Cgroup=%s is not an absolute cgroup path, ignored", v);
-			return 0;
-		}
-		dst = r->cgroup;
-		size = sizeof(r->cgroup);
-	} else if (strcmp(key, "User") == 0) {
-		dst = r->user;
-		size = sizeof(r->user);
-	} else if (strcmp(key, "Policy") == 0) {
-		p = thp_policy_from_name(v);
-		if (p < 0) {
-			diag(c, THPD_DIAG_WARNING,
-			     "invalid Policy=%s in [Rule %s] (expected advise, never or default), ignored",
-			     v, name);
-			return 0;
-		}
-		r->policy = p;
-		return 0;
-	} else {
-		diag(c, THPD_DIAG_WARNING, "unknown key %s= in [Rule %s], ignored", key, name);
-		return 0;
-	}
-	if (copy_value(dst, size, v) < 0)
-		diag(c, THPD_DIAG_WARNING, "%s= longer than %zu characters, ignored", key, size - 1);
-	return 0;
 }
 
 static int handler(void *user, const char *section, const char *key, const char *value)
 {
 	struct parse_ctx *c = user;
+	const char *kind = section, *rule_name = NULL;
+	char sect[THPD_CONFIG_SECTION_MAX + 8], expected[160];
+	char *base = (char *)c->cfg;
+	const struct item *it = NULL;
+	int r;
 
-	if (strcmp(section, "Global") == 0)
-		return global_key(c, key, value) == 0;
-	if (strcmp(section, "Adaptive") == 0)
-		return adaptive_key(c, key, value) == 0;
 	if (strncmp(section, "Rule", 4) == 0 && (section[4] == ' ' || section[4] == '\0')) {
-		const char *name = section + 4;
-
-		while (*name == ' ')
-			name++;
-		return rule_key(c, name, key, value) == 0;
+		kind = "Rule";
+		rule_name = section + 4;
+		while (*rule_name == ' ')
+			rule_name++;
 	}
-	if (!*section)
-		diag(c, THPD_DIAG_WARNING, "%s= outside of any section, ignored", key);
-	else
-		diag(c, THPD_DIAG_WARNING, "unknown section [%s], %s= ignored", section, key);
+	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
+		if (strcmp(items[i].section, kind) == 0 && strcmp(items[i].key, key) == 0)
+			it = &items[i];
+	if (!it) {
+		if (!*section)
+			diag(c, THPD_DIAG_WARNING, "%s= outside of any section, ignored", key);
+		else if (rule_name || strcmp(kind, "Global") == 0 || strcmp(kind, "Adaptive") == 0)
+			diag(c, THPD_DIAG_WARNING, "unknown key %s= in [%s], ignored", key, section);
+		else
+			diag(c, THPD_DIAG_WARNING, "unknown section [%s], %s= ignored", section, key);
+		return 1;
+	}
+	if (rule_name) {
+		struct thpd_rule *rule = rule_get(c, rule_name);
+
+		if (!rule)
+			return 1;
+		base = (char *)rule;
+	}
+	snprintf(sect, sizeof(sect), "%s", section);
+	if (!*value && it->has_set) {
+		bool unset = false;
+
+		memcpy(base + it->set_offset, &unset, sizeof(unset));
+		return 1;
+	}
+	if (!*value && it->allow_empty) {
+		memset(base + it->offset, 0, it->size);
+		return 1;
+	}
+	r = it->parse(c, it, value, base);
+	if (r == -ENAMETOOLONG) {
+		diag(c, THPD_DIAG_FATAL, "%s= in [%s] is longer than %zu characters", key, sect,
+		     it->size - 1);
+	} else if (r < 0) {
+		expected_text(it, expected, sizeof(expected));
+		bad_value(c, it, sect, value, expected);
+	} else if (it->has_set) {
+		bool set = true;
+
+		memcpy(base + it->set_offset, &set, sizeof(set));
+	}
 	return 1;
 }
 
-int thpd_config_parse(struct thpd_config *cfg, const char *name, ini_reader reader,
-		      void *stream, const struct thpd_diag *d)
+/* ---- the reader ---- */
+
+/*
+ * Hands libinih one whole line at a time, or an empty line in place of one
+ * that must not be parsed: longer than libinih's buffer (it would split it
+ * and parse the tail as a line of its own), a section name longer than
+ * libinih keeps (it would truncate it), a NUL byte (it would end the line
+ * there). Each of these is a fatal error at its line.
+ */
+static char *line_reader(char *str, int num, void *stream)
+{
+	struct parse_ctx *c = stream;
+	const char *nl, *start = c->p, *s;
+	size_t len, keep;
+
+	if (c->p >= c->end)
+		return NULL;
+	nl = memchr(c->p, '\n', (size_t)(c->end - c->p));
+	len = nl ? (size_t)(nl - c->p) : (size_t)(c->end - c->p);
+	c->p += len + (nl ? 1 : 0);
+	c->line++;
+	keep = len;
+	if (memchr(start, '\0', len)) {
+		diag(c, THPD_DIAG_FATAL, "a NUL byte in the line");
+		keep = 0;
+	} else if (len > (size_t)num - 2 || len > THPD_CONFIG_LINE_MAX) {
+		diag(c, THPD_DIAG_FATAL, "line longer than %d characters", THPD_CONFIG_LINE_MAX);
+		keep = 0;
+	} else {
+		for (s = start; s < start + len && (*s == ' ' || *s == '\t'); s++)
+			;
+		if (s < start + len && *s == '[') {
+			const char *close = memchr(s, ']', (size_t)(start + len - s));
+
+			if (close && close - s - 1 > THPD_CONFIG_SECTION_MAX) {
+				diag(c, THPD_DIAG_FATAL, "section name longer than %d characters",
+				     THPD_CONFIG_SECTION_MAX);
+				keep = 0;
+			}
+		}
+	}
+	memcpy(str, start, keep);
+	str[keep] = '\n';
+	str[keep + 1] = '\0';
+	return str;
+}
+
+int thpd_config_parse(struct thpd_config *cfg, const char *name, const char *text, size_t len,
+		      const struct thpd_diag *d)
 {
 	struct parse_ctx c = {
-		.cfg = cfg, .name = name, .diag = d, .reader = reader, .stream = stream,
-		.at_line_start = true,
+		.cfg = cfg, .name = name, .name_index = -1, .diag = d, .p = text, .end = text + len,
 	};
 	int r;
 
 	/* no continuation lines: an indented line is an error, not a value */
 	ini_allow_multiline = false;
 	ini_stop_on_first_error = false;
-	r = ini_parse_stream(counting_reader, &c, handler, &c);
+	r = ini_parse_stream(line_reader, &c, handler, &c);
 	if (r > 0) {
 		/* handler never fails, so this is a syntax error: name it */
 		c.line = (unsigned int)r;
@@ -388,65 +614,34 @@ int thpd_config_parse(struct thpd_config *cfg, const char *name, ini_reader read
 	return c.fatal ? -EINVAL : 0;
 }
 
-struct string_stream {
-	const char *p;
-};
-
-static char *string_reader(char *str, int num, void *stream)
-{
-	struct string_stream *s = stream;
-	int n = 0;
-
-	if (!*s->p || num < 2)
-		return NULL;
-	while (n < num - 1 && s->p[n]) {
-		if (s->p[n++] == '\n')
-			break;
-	}
-	memcpy(str, s->p, (size_t)n);
-	str[n] = '\0';
-	s->p += n;
-	return str;
-}
-
 int thpd_config_parse_string(struct thpd_config *cfg, const char *name, const char *text,
 			     const struct thpd_diag *d)
 {
-	struct string_stream s = { .p = text };
-
-	return thpd_config_parse(cfg, name, string_reader, &s, d);
+	return thpd_config_parse(cfg, name, text, strlen(text), d);
 }
 
-static void finish_diag(const struct thpd_diag *d, enum thpd_diag_level level,
-			const char *origin, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
+static void finish_diag(const struct thpd_diag *d, enum thpd_diag_level level, const char *file,
+			unsigned int line, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
 
-static void finish_diag(const struct thpd_diag *d, enum thpd_diag_level level,
-			const char *origin, const char *fmt, ...)
+static void finish_diag(const struct thpd_diag *d, enum thpd_diag_level level, const char *file,
+			unsigned int line, const char *fmt, ...)
 {
-	char msg[512], file[300];
-	unsigned int line = 0;
-	char *colon;
+	char msg[512];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	snprintf(file, sizeof(file), "%s", origin ? origin : "");
-	colon = strrchr(file, ':');
-	if (colon) {
-		*colon = '\0';
-		line = (unsigned int)strtoul(colon + 1, NULL, 10);
-	}
 	if (d && d->report)
-		d->report(d->userdata, level, origin ? file : NULL, line, msg);
+		d->report(d->userdata, level, file, line, msg);
 }
 
 static int parse_id(const char *s, unsigned int *id)
 {
 	uint64_t u;
 
-	if (parse_u64(s, UINT32_MAX - 1, &u) < 0)
+	if (parse_u64(s, 0, UINT32_MAX - 1, &u) < 0)
 		return -EINVAL;
 	*id = (unsigned int)u;
 	return 0;
@@ -459,7 +654,7 @@ int thpd_config_finish(struct thpd_config *cfg, const struct thpd_name_lookup *l
 	unsigned int i, n = 0, id;
 
 	if (a->pressure_threshold_us > a->pressure_window_us) {
-		finish_diag(d, THPD_DIAG_WARNING, NULL,
+		finish_diag(d, THPD_DIAG_WARNING, NULL, 0,
 			    "[Adaptive] PressureThresholdUSec=%" PRIu32
 			    " exceeds PressureWindowUSec=%" PRIu32 ", using the window",
 			    a->pressure_threshold_us, a->pressure_window_us);
@@ -468,7 +663,7 @@ int thpd_config_finish(struct thpd_config *cfg, const struct thpd_name_lookup *l
 	if (a->recover_free_blocks < 0)
 		a->recover_free_blocks = 2 * a->min_free_blocks;
 	if (a->recover_free_blocks < a->min_free_blocks) {
-		finish_diag(d, THPD_DIAG_WARNING, NULL,
+		finish_diag(d, THPD_DIAG_WARNING, NULL, 0,
 			    "[Adaptive] RecoverFreeBlocks=%ld below MinFreeBlocks=%ld, using %ld",
 			    a->recover_free_blocks, a->min_free_blocks, a->min_free_blocks);
 		a->recover_free_blocks = a->min_free_blocks;
@@ -485,7 +680,7 @@ int thpd_config_finish(struct thpd_config *cfg, const struct thpd_name_lookup *l
 			cfg->has_admin_gid = true;
 			cfg->admin_gid = gid;
 		} else {
-			finish_diag(d, THPD_DIAG_WARNING, NULL,
+			finish_diag(d, THPD_DIAG_WARNING, NULL, 0,
 				    "AdminGroup=%s: no such group; only root may change settings",
 				    cfg->admin_group);
 		}
@@ -493,6 +688,7 @@ int thpd_config_finish(struct thpd_config *cfg, const struct thpd_name_lookup *l
 
 	for (i = 0; i < cfg->n_rules; i++) {
 		struct thpd_rule *r = &cfg->rules[i];
+		const char *file = thpd_config_file(cfg, r->origin_file);
 		bool keep = true;
 
 		r->has_uid = false;
@@ -506,20 +702,20 @@ int thpd_config_finish(struct thpd_config *cfg, const struct thpd_name_lookup *l
 				r->has_uid = true;
 				r->uid = uid;
 			} else {
-				finish_diag(d, THPD_DIAG_WARNING, r->origin,
+				finish_diag(d, THPD_DIAG_WARNING, file, r->origin_line,
 					    "[Rule %s] User=%s: no such user, rule ignored",
 					    r->name, r->user);
 				keep = false;
 			}
 		}
 		if (keep && !r->exe[0] && !r->comm[0] && !r->cgroup[0] && !r->user[0]) {
-			finish_diag(d, THPD_DIAG_WARNING, r->origin,
+			finish_diag(d, THPD_DIAG_WARNING, file, r->origin_line,
 				    "[Rule %s] has none of Exe=, Comm=, Cgroup=, User=; rule ignored",
 				    r->name);
 			keep = false;
 		}
 		if (keep && r->policy < 0) {
-			finish_diag(d, THPD_DIAG_WARNING, r->origin,
+			finish_diag(d, THPD_DIAG_WARNING, file, r->origin_line,
 				    "[Rule %s] has no valid Policy=; rule ignored", r->name);
 			keep = false;
 		}
@@ -550,25 +746,71 @@ static int lookup_group(const char *name, gid_t *gid)
 	return 0;
 }
 
-static char *file_reader(char *str, int num, void *stream)
-{
-	return fgets(str, num, stream);
-}
-
-/* -ENOENT when missing (the caller decides), other -errno fatal */
+/*
+ * Read a whole configuration file: only a regular file (following symlinks,
+ * as drop-ins often are), opened without blocking so a FIFO cannot hang
+ * thpd, at most THPD_CONFIG_FILE_MAX bytes. -ENOENT when missing; other
+ * errors are reported here.
+ */
 static int load_file(struct thpd_config *cfg, const char *path, const struct thpd_diag *d)
 {
-	FILE *f = fopen(path, "re");
-	int r;
+	struct stat st;
+	char *text = NULL;
+	size_t len = 0;
+	int fd, r;
 
-	if (!f)
-		return -errno;
-	r = thpd_config_parse(cfg, path, file_reader, f, d);
-	if (ferror(f)) {
-		r = -EIO;
-		finish_diag(d, THPD_DIAG_FATAL, NULL, "%s: read error", path);
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0) {
+		r = -errno;
+		if (r != -ENOENT)
+			finish_diag(d, THPD_DIAG_FATAL, path, 0, "cannot open: %s", strerror(-r));
+		return r;
 	}
-	fclose(f);
+	if (fstat(fd, &st) < 0) {
+		r = -errno;
+		finish_diag(d, THPD_DIAG_FATAL, path, 0, "cannot read: %s", strerror(-r));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		r = -EINVAL;
+		finish_diag(d, THPD_DIAG_FATAL, path, 0, "not a regular file");
+		goto out;
+	}
+	if (st.st_size > THPD_CONFIG_FILE_MAX) {
+		r = -EFBIG;
+		finish_diag(d, THPD_DIAG_FATAL, path, 0, "larger than %d bytes", THPD_CONFIG_FILE_MAX);
+		goto out;
+	}
+	text = malloc(THPD_CONFIG_FILE_MAX + 1);
+	if (!text) {
+		r = -ENOMEM;
+		finish_diag(d, THPD_DIAG_FATAL, path, 0, "cannot read: %s", strerror(ENOMEM));
+		goto out;
+	}
+	for (;;) {
+		ssize_t n = read(fd, text + len, THPD_CONFIG_FILE_MAX + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = -errno;
+			finish_diag(d, THPD_DIAG_FATAL, path, 0, "read error: %s", strerror(-r));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > THPD_CONFIG_FILE_MAX) {
+			r = -EFBIG;
+			finish_diag(d, THPD_DIAG_FATAL, path, 0, "larger than %d bytes",
+				    THPD_CONFIG_FILE_MAX);
+			goto out;
+		}
+	}
+	r = thpd_config_parse(cfg, path, text, len, d);
+out:
+	free(text);
+	close(fd);
 	return r;
 }
 
@@ -579,7 +821,8 @@ static int conf_filter(const struct dirent *de)
 	return de->d_name[0] != '.' && len > 5 && strcmp(de->d_name + len - 5, ".conf") == 0;
 }
 
-int thpd_config_load(struct thpd_config *cfg, const char *path, const struct thpd_diag *d)
+int thpd_config_load(struct thpd_config *cfg, const char *path, bool must_exist,
+		     const struct thpd_diag *d)
 {
 	static const struct thpd_name_lookup sys_lookup = {
 		.user = lookup_user, .group = lookup_group,
@@ -589,33 +832,38 @@ int thpd_config_load(struct thpd_config *cfg, const char *path, const struct thp
 	int r, n, ret = 0;
 
 	thpd_config_defaults(cfg);
-	r = load_file(cfg, path, d);
-	if (r < 0 && r != -ENOENT) {
-		if (r != -EINVAL)
-			finish_diag(d, THPD_DIAG_FATAL, NULL, "%s: cannot read: %s", path, strerror(-r));
-		ret = r;
+	if (!path[0]) {
+		finish_diag(d, THPD_DIAG_FATAL, NULL, 0, "the configuration file name is empty");
+		return -EINVAL;
 	}
-
-	if ((size_t)snprintf(dir, sizeof(dir), "%s.d", path) >= sizeof(dir))
+	if ((size_t)snprintf(dir, sizeof(dir), "%s.d", path) >= sizeof(dir)) {
+		finish_diag(d, THPD_DIAG_FATAL, NULL, 0, "the configuration file name is too long");
 		return -ENAMETOOLONG;
+	}
+	r = load_file(cfg, path, d);
+	if (r == -ENOENT && must_exist)
+		finish_diag(d, THPD_DIAG_FATAL, path, 0, "no such file");
+	if (r < 0 && (r != -ENOENT || must_exist))
+		ret = r;
+
 	n = scandir(dir, &list, conf_filter, alphasort);
 	if (n < 0 && errno != ENOENT && errno != ENOTDIR) {
 		r = -errno;
-		finish_diag(d, THPD_DIAG_FATAL, NULL, "%s: cannot list: %s", dir, strerror(-r));
+		finish_diag(d, THPD_DIAG_FATAL, dir, 0, "cannot list: %s", strerror(-r));
 		if (!ret)
 			ret = r;
 	}
 	for (int i = 0; i < n; i++) {
-		if ((size_t)snprintf(file, sizeof(file), "%s/%s", dir, list[i]->d_name) < sizeof(file)) {
+		if ((size_t)snprintf(file, sizeof(file), "%s/%s", dir, list[i]->d_name) >= sizeof(file)) {
+			finish_diag(d, THPD_DIAG_FATAL, dir, 0, "%s: name too long", list[i]->d_name);
+			r = -ENAMETOOLONG;
+		} else {
 			r = load_file(cfg, file, d);
 			if (r == -ENOENT)	/* removed since it was listed */
 				r = 0;
-			if (r < 0 && r != -EINVAL)
-				finish_diag(d, THPD_DIAG_FATAL, NULL, "%s: cannot read: %s", file,
-					    strerror(-r));
-			if (r < 0 && !ret)
-				ret = r;
 		}
+		if (r < 0 && !ret)
+			ret = r;
 		free(list[i]);
 	}
 	free(list);

@@ -3,7 +3,7 @@
  * thpd configuration: /etc/thpd/thpd.conf and /etc/thpd/thpd.conf.d/ *.conf,
  * documented in thpd.conf(5).
  *
- * Parsing is pure: it reads through an ini_reader callback and reports every
+ * Parsing is pure: it reads a buffer through libinih and reports every
  * problem through a diagnostics callback with file:line, so host tests feed
  * it strings. Only thpd_config_load() touches the file system.
  */
@@ -11,6 +11,7 @@
 #define THPD_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -19,6 +20,16 @@
 #include "thp.h"
 
 #define THPD_MAX_RULES 64
+#define THPD_CONFIG_FILES_SIZE 8192	/* room for the names of the files rules come from */
+/*
+ * Limits of the reader (libinih): a line of at most THPD_CONFIG_LINE_MAX
+ * characters before its newline, a section name of at most
+ * THPD_CONFIG_SECTION_MAX. Longer is a fatal error at its file:line, never
+ * split or truncated. A file is at most THPD_CONFIG_FILE_MAX bytes.
+ */
+#define THPD_CONFIG_LINE_MAX (INI_MAX_LINE - 2)
+#define THPD_CONFIG_SECTION_MAX 49
+#define THPD_CONFIG_FILE_MAX (1 << 20)
 #define THPD_CONF_PATH "/etc/thpd/thpd.conf"
 
 enum thpd_diag_level { THPD_DIAG_WARNING, THPD_DIAG_FATAL };
@@ -51,7 +62,9 @@ struct thpd_rule {
 	bool has_uid;
 	uid_t uid;
 	int policy;		/* PR_THP_MM_POLICY_*, -1 when unset */
-	char origin[300];	/* file:line where the section was first seen */
+	/* where the rule's first key was: thpd_config_file(cfg, origin_file), origin_line */
+	unsigned int origin_file;
+	unsigned int origin_line;
 };
 
 struct thpd_adaptive_config {
@@ -83,20 +96,35 @@ struct thpd_config {
 	/* [Rule NAME] in order of first appearance */
 	unsigned int n_rules;
 	struct thpd_rule rules[THPD_MAX_RULES];
+	/* names of the files rules came from, NUL-separated (rule origins index it) */
+	unsigned int files_used;
+	char files[THPD_CONFIG_FILES_SIZE];
 };
+
+/* the name of a file rules came from; "" for an index that names none */
+const char *thpd_config_file(const struct thpd_config *cfg, unsigned int index);
 
 void thpd_config_defaults(struct thpd_config *cfg);
 
 /*
- * Parse one file's text from reader/stream on top of cfg. name is used in
- * messages ("name:line: ..."). Returns 0, or -EINVAL when a fatal problem was
- * reported (everything is still parsed so that every problem is reported).
+ * Parse one file's text (len bytes; a NUL byte in it is a fatal error) on
+ * top of cfg. name is used in messages ("name:line: ..."). Returns 0, or
+ * -EINVAL when a fatal problem was reported (everything is still parsed so
+ * that every problem is reported).
  */
-int thpd_config_parse(struct thpd_config *cfg, const char *name, ini_reader reader,
-		      void *stream, const struct thpd_diag *diag);
+int thpd_config_parse(struct thpd_config *cfg, const char *name, const char *text, size_t len,
+		      const struct thpd_diag *diag);
 /* the same for a NUL-terminated string (tests) */
 int thpd_config_parse_string(struct thpd_config *cfg, const char *name, const char *text,
 			     const struct thpd_diag *diag);
+
+/*
+ * A systemd time span ("150ms", "2s", "1min 30s", "1.5s"; units us, ms, s,
+ * min, h, d, w and their long forms) in microseconds; a bare number is in
+ * units of default_unit microseconds. -EINVAL for anything else, -ERANGE
+ * on overflow.
+ */
+int thpd_parse_timespan(const char *s, uint64_t default_unit, uint64_t *usec);
 
 /*
  * After every file: drop incomplete rules (with a warning), fill derived
@@ -111,10 +139,12 @@ int thpd_config_finish(struct thpd_config *cfg, const struct thpd_name_lookup *l
 		       const struct thpd_diag *diag);
 
 /*
- * Defaults, then path (a missing file is fine, an unreadable one fatal),
- * then path.d/ *.conf in lexical order, then thpd_config_finish() with the
- * system's passwd/group databases. 0 or -errno.
+ * Defaults, then path, then path.d/ *.conf in lexical order, then
+ * thpd_config_finish() with the system's passwd/group databases. A missing
+ * path is fine unless must_exist (an explicit --config); anything that is
+ * not a regular file, or cannot be read, is fatal. 0 or -errno.
  */
-int thpd_config_load(struct thpd_config *cfg, const char *path, const struct thpd_diag *diag);
+int thpd_config_load(struct thpd_config *cfg, const char *path, bool must_exist,
+		     const struct thpd_diag *diag);
 
 #endif

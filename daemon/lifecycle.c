@@ -198,7 +198,7 @@ static int configure(struct thpd *d, bool starting)
 		log_err("Cannot load the configuration: %s", strerror(ENOMEM));
 		return -ENOMEM;
 	}
-	r = thpd_config_load(cfg, d->config_path, &diag);
+	r = thpd_config_load(cfg, d->config_path, d->config_must_exist, &diag);
 	if (r < 0) {
 		if (starting)
 			log_event(LOG_ERR, "config-error",

@@ -98,7 +98,7 @@ static void report_stderr(void *userdata, enum thpd_diag_level level, const char
 			level == THPD_DIAG_FATAL ? "error" : "warning", msg);
 }
 
-static int check_config(const char *path)
+static int check_config(const char *path, bool must_exist)
 {
 	struct thpd_config *cfg = malloc(sizeof(*cfg));
 	int fatal = 0, r;
@@ -106,7 +106,7 @@ static int check_config(const char *path)
 
 	if (!cfg)
 		return THPD_EXIT_FAILURE;
-	r = thpd_config_load(cfg, path, &diag);
+	r = thpd_config_load(cfg, path, must_exist, &diag);
 	if (r == 0)
 		printf("%s: OK, %u rule%s, adaptive %s\n", path, cfg->n_rules,
 		       cfg->n_rules == 1 ? "" : "s", cfg->adaptive.enabled ? "on" : "off");
@@ -116,6 +116,7 @@ static int check_config(const char *path)
 
 struct options {
 	const char *config_path;
+	bool config_given;		/* --config: the file must exist */
 	const char *state_dir;		/* NULL: $STATE_DIRECTORY or the default */
 	const char *socket_path;
 	bool check, keep_caps;
@@ -141,7 +142,12 @@ static int parse_args(int argc, char **argv, struct options *o, bool *done)
 	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
+			if (!optarg[0]) {
+				fprintf(stderr, "thpd: --config needs a file name\nTry 'thpd --help'.\n");
+				return THPD_EXIT_USAGE;
+			}
 			o->config_path = optarg;
+			o->config_given = true;
 			break;
 		case OPT_STATE_DIR:
 			o->state_dir = optarg;
@@ -183,6 +189,7 @@ static int run(const struct options *o)
 	int r, ret = THPD_EXIT_FAILURE;
 
 	d.config_path = o->config_path;
+	d.config_must_exist = o->config_given;
 	d.socket_path = o->socket_path;
 	d.on_configured = reopen_sources;
 	thpd_log_init();
@@ -268,6 +275,6 @@ int main(int argc, char **argv)
 	if (r != THPD_EXIT_OK || done)
 		return r;
 	if (o.check)
-		return check_config(o.config_path);
+		return check_config(o.config_path, o.config_given);
 	return run(&o);
 }

@@ -34,6 +34,7 @@ struct conn;
 struct thpd {
 	sd_event *event;
 	const char *config_path;
+	bool config_must_exist;		/* given with --config: missing is an error */
 	char state_dir[PATH_MAX];
 	char runtime_dir[PATH_MAX];	/* "" when not under systemd */
 	const char *socket_path;

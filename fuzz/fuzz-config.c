@@ -79,7 +79,8 @@ static void check_config(const struct thpd_config *cfg, bool finished)
 		const struct thpd_rule *r = &cfg->rules[i];
 
 		if (!TERMINATED(r->name) || !TERMINATED(r->exe) || !TERMINATED(r->comm) ||
-		    !TERMINATED(r->cgroup) || !TERMINATED(r->user) || !TERMINATED(r->origin))
+		    !TERMINATED(r->cgroup) || !TERMINATED(r->user) ||
+		    !thpd_config_file(cfg, r->origin_file)[0])
 			abort();
 		if (r->policy < -1 || r->policy > PR_THP_MM_POLICY_NEVER)
 			abort();

@@ -258,7 +258,7 @@ static void test_load(void)
 		return;
 	}
 	snprintf(path, sizeof(path), "%s/thpd.conf", dir);
-	ok(thpd_config_load(&cfg, path, &dd) == 0 && d2.n == 0, "missing main file and drop-in dir: defaults");
+	ok(thpd_config_load(&cfg, path, false, &dd) == 0 && d2.n == 0, "missing main file and drop-in dir: defaults");
 	fp = fopen(path, "w");
 	fputs("[Global]\nMode=always\nDefrag=madvise\n", fp);
 	fclose(fp);
@@ -276,26 +276,26 @@ static void test_load(void)
 	fp = fopen(f, "w");
 	fputs("[Global]\nMode=1\n", fp);
 	fclose(fp);
-	ok(thpd_config_load(&cfg, path, &dd) == 0 && strcmp(cfg.mode, "never") == 0 &&
+	ok(thpd_config_load(&cfg, path, false, &dd) == 0 && strcmp(cfg.mode, "never") == 0 &&
 	   strcmp(cfg.defrag, "defer") == 0, "drop-ins in lexical order override the file; other names ignored");
 	snprintf(f, sizeof(f), "%s/40-bad.conf", sub);
 	fp = fopen(f, "w");
 	fputs("[Global]\n\n\nMode=sometimes\n", fp);
 	fclose(fp);
 	memset(&d2, 0, sizeof(d2));
-	ok(thpd_config_load(&cfg, path, &dd) == -EINVAL && d2.fatal == 1 && d2.line == 4 &&
+	ok(thpd_config_load(&cfg, path, false, &dd) == -EINVAL && d2.fatal == 1 && d2.line == 4 &&
 	   strcmp(d2.file, f) == 0, "a bad drop-in is fatal, reported as %s:%u", d2.file, d2.line);
 	unlink(f);
 	if (geteuid() != 0) {
 		chmod(path, 0);
 		memset(&d2, 0, sizeof(d2));
-		ok(thpd_config_load(&cfg, path, &dd) < 0 && d2.fatal, "an unreadable main file is fatal");
+		ok(thpd_config_load(&cfg, path, false, &dd) < 0 && d2.fatal, "an unreadable main file is fatal");
 	} else {
 		/* root reads mode 0 files: a directory in its place is unreadable for everyone */
 		unlink(path);
 		mkdir(path, 0755);
 		memset(&d2, 0, sizeof(d2));
-		ok(thpd_config_load(&cfg, path, &dd) < 0 && d2.fatal, "an unreadable main file is fatal");
+		ok(thpd_config_load(&cfg, path, false, &dd) < 0 && d2.fatal, "an unreadable main file is fatal");
 		rmdir(path);
 	}
 	snprintf(f, sizeof(f), "rm -rf '%s'", dir);
