@@ -228,6 +228,7 @@ struct parse_ctx {
 	const struct thpd_diag *diag;
 	const char *p, *end;		/* the text still to read */
 	unsigned int line;		/* line of the text the parser is looking at */
+	bool skip_section;		/* under a section header that was refused */
 	bool fatal;
 };
 
@@ -395,8 +396,8 @@ static const struct item items[] = {
 	  .word_value = thp_enabled_from_name, .has_knob = true, .knob = THP_KNOB_ENABLED },
 	{ "Adaptive", "StepDownDefrag", p_string, A(step_down_defrag), .valid = thp_defrag_valid,
 	  .allow_empty = true, .has_knob = true, .knob = THP_KNOB_DEFRAG },
-	{ "Adaptive", "CalmSec", p_span, A(calm_usec), .min = 1, .max = 86400 * SEC, .unit = SEC },
-	{ "Adaptive", "CheckIntervalSec", p_span, A(check_interval_usec), .min = 1,
+	{ "Adaptive", "CalmSec", p_span, A(calm_usec), .min = SEC, .max = 86400 * SEC, .unit = SEC },
+	{ "Adaptive", "CheckIntervalSec", p_span, A(check_interval_usec), .min = SEC / 10,
 	  .max = 3600 * SEC, .unit = SEC },
 
 	{ "Rule", "Exe", p_string, R(exe), .allow_empty = true },
@@ -408,9 +409,22 @@ static const struct item items[] = {
 	  .expected = "advise, never or default" },
 };
 
+static const char *span_text(char *buf, size_t size, uint64_t usec)
+{
+	if (usec % SEC == 0)
+		snprintf(buf, size, "%" PRIu64 "s", usec / SEC);
+	else if (usec % 1000 == 0)
+		snprintf(buf, size, "%" PRIu64 "ms", usec / 1000);
+	else
+		snprintf(buf, size, "%" PRIu64 "us", usec);
+	return buf;
+}
+
 /* what a bad value of this row should have been, for the message */
 static void expected_text(const struct item *it, char *buf, size_t size)
 {
+	char min[32], max[32];
+
 	if (it->expected)
 		snprintf(buf, size, "%s", it->expected);
 	else if (it->mode_words)
@@ -421,12 +435,10 @@ static void expected_text(const struct item *it, char *buf, size_t size)
 		snprintf(buf, size, "yes or no");
 	else if (it->parse == p_uint)
 		snprintf(buf, size, "an integer from %" PRIu64 " to %" PRIu64, it->min, it->max);
-	else if (it->parse == p_span && it->unit == SEC)
-		snprintf(buf, size, "a time span from %" PRIu64 "s to %" PRIu64 "s, e.g. 30 or 2min",
-			 it->min / SEC, it->max / SEC);
 	else
-		snprintf(buf, size, "a time span from %" PRIu64 "us to %" PRIu64 "s, e.g. 150ms",
-			 it->min, it->max / SEC);
+		snprintf(buf, size, "a time span from %s to %s, e.g. %s",
+			 span_text(min, sizeof(min), it->min), span_text(max, sizeof(max), it->max),
+			 it->unit == SEC ? "30 (seconds) or 2min" : "150ms");
 }
 
 /* ---- sections ---- */
@@ -493,6 +505,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 	const struct item *it = NULL;
 	int r;
 
+	if (c->skip_section)
+		return 1;	/* its keys belong to no section we know */
 	if (strncmp(section, "Rule", 4) == 0 && (section[4] == ' ' || section[4] == '\0')) {
 		kind = "Rule";
 		rule_name = section + 4;
@@ -578,9 +592,11 @@ static char *line_reader(char *str, int num, void *stream)
 		if (s < start + len && *s == '[') {
 			const char *close = memchr(s, ']', (size_t)(start + len - s));
 
+			c->skip_section = false;
 			if (close && close - s - 1 > THPD_CONFIG_SECTION_MAX) {
 				diag(c, THPD_DIAG_FATAL, "section name longer than %d characters",
 				     THPD_CONFIG_SECTION_MAX);
+				c->skip_section = true;
 				keep = 0;
 			}
 		}

@@ -4,7 +4,7 @@
  * of /etc/thpd/thpd.conf and its drop-ins) and the rule matcher that uses
  * its result (daemon/rules.c).
  *
- * Properties: thpd_config_parse_string() returns 0 or -EINVAL, and -EINVAL
+ * Properties: thpd_config_parse() returns 0 or -EINVAL, and -EINVAL
  * only after reporting a fatal problem; every diagnostic has a message;
  * whatever is accepted is within the documented bounds (Mode= and Defrag=
  * valid words, at most THPD_MAX_RULES rules, NUL-terminated strings, known
@@ -106,17 +106,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		{ 1, NULL, "systemd", "/init.scope", 0 },
 		{ 42, "/opt/db/bin/postgres", "postgres", "/", 0 },
 	};
-	char *text;
 	int r;
 
-	text = malloc(size + 1);
-	if (!text)
-		return 0;
-	memcpy(text, data, size);
-	text[size] = '\0';
-
 	thpd_config_defaults(&cfg);
-	r = thpd_config_parse_string(&cfg, "fuzz.conf", text, &diag);
+	/* the bytes as they are in a file, NULs and all */
+	r = thpd_config_parse(&cfg, "fuzz.conf", (const char *)data, size, &diag);
 	if (r != 0 && r != -EINVAL)
 		abort();
 	if ((r == -EINVAL) != (dc.fatal > 0))
@@ -134,6 +128,5 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				abort();
 		}
 	}
-	free(text);
 	return 0;
 }

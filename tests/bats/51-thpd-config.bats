@@ -74,7 +74,7 @@ setup() {
 	assert_equal "$(thp_get enabled)" never
 	run -0 journal_since "$mark" -o cat
 	assert_output --partial "$THPD_DROPIN:3: unknown key Frobnicate= in [Global], ignored"
-	assert_output --partial "$THPD_DROPIN:4: invalid KhugepagedPagesToScan=lots, ignored"
+	assert_output --partial "$THPD_DROPIN:4: invalid KhugepagedPagesToScan=lots (expected an integer from 0 to 4294967295), ignored"
 }
 
 @test "start with an unusable configuration fails with file:line in the journal" {

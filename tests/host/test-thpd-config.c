@@ -246,6 +246,106 @@ static void test_precedence(void)
 	   "no match inside another parameter");
 }
 
+static void test_timespan(void)
+{
+	static const struct {
+		const char *text;
+		uint64_t unit, usec;
+	} good[] = {
+		{ "150ms", 1, 150000 }, { "2s", 1, 2000000 }, { "1min 30s", 1, 90000000 },
+		{ "1.5s", 1, 1500000 }, { "500000", 1, 500000 }, { "60", 1000000, 60000000 },
+		{ "2 min", 1, 120000000 }, { "1h", 1, 3600000000ULL }, { "10us", 1, 10 },
+		{ "1s500ms", 1, 1500000 }, { "0.5", 1000000, 500000 }, { " 3 seconds ", 1, 3000000 },
+		{ "1d", 1, 86400000000ULL }, { "2msec", 1, 2000 }, { "1w", 1, 604800000000ULL },
+	};
+	static const char *const bad[] = {
+		"", " ", "ms", "-1s", "+1s", "1x", "1.s", ".5s", "1s x", "1 2 z", "0x10", "1e3",
+	};
+	uint64_t u;
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		int r = thpd_parse_timespan(good[i].text, good[i].unit, &u);
+
+		ok(r == 0 && u == good[i].usec, "time span '%s' = %llu us (got %d, %llu)", good[i].text,
+		   (unsigned long long)good[i].usec, r, (unsigned long long)u);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(thpd_parse_timespan(bad[i], 1, &u) == -EINVAL, "time span '%s' refused", bad[i]);
+	ok(thpd_parse_timespan("99999999999999999999s", 1, &u) == -ERANGE, "overflow: -ERANGE");
+	ok(thpd_parse_timespan("40000000w", 1, &u) == -ERANGE, "overflow through the unit: -ERANGE");
+
+	ok(parse("[Adaptive]\nPressureThresholdUSec=150ms\nPressureWindowUSec=2s\nCalmSec=2min\n"
+		 "CheckIntervalSec=500ms\n") == 0 && dg.n == 0 &&
+	   cfg.adaptive.pressure_threshold_us == 150000 && cfg.adaptive.pressure_window_us == 2000000 &&
+	   cfg.adaptive.calm_usec == 120000000ULL && cfg.adaptive.check_interval_usec == 500000,
+	   "[Adaptive] durations take systemd time spans (%s)", dg.last);
+	ok(parse("[Adaptive]\nCalmSec=90\nPressureThresholdUSec=70000\n") == 0 &&
+	   cfg.adaptive.calm_usec == 90000000ULL && cfg.adaptive.pressure_threshold_us == 70000,
+	   "a bare number keeps the key's unit (CalmSec= seconds, ...USec= microseconds)");
+	ok(parse("[Adaptive]\nPressureWindowUSec=11s\n") == 0 && dg.n == 1 &&
+	   strstr(dg.last, "invalid PressureWindowUSec=11s in [Adaptive] (expected a time span") &&
+	   cfg.adaptive.pressure_window_us == 1000000, "a span out of bounds: warning, default kept (%s)",
+	   dg.last);
+}
+
+static void test_table(void)
+{
+	ok(parse("[Global]\nKhugepagedMaxPtesNone=511\nKhugepagedMaxPtesNone=\n") == 0 &&
+	   !cfg.kh_set[THPD_KH_MAX_PTES_NONE], "an empty value unsets an optional integer");
+	ok(parse("[Global]\nKhugepagedScanSleepMSec=4294967296\n") == 0 && dg.n == 1 &&
+	   strstr(dg.last, "(expected an integer from 0 to 4294967295), ignored"),
+	   "integer bounds in the message: %s", dg.last);
+	ok(parse("[Adaptive]\nPressureType=half\n") == 0 && dg.n == 1 &&
+	   strstr(dg.last, "invalid PressureType=half in [Adaptive] (expected some or full), ignored") &&
+	   !cfg.adaptive.pressure_full, "a word outside the valid values: %s", dg.last);
+	ok(parse("[Global]\nDefrag=sometimes\n") == -EINVAL &&
+	   strstr(dg.last, "(expected always, defer, defer+madvise, madvise or never)") &&
+	   !strstr(dg.last, "ignored"), "Defrag= words from libthp's table, fatal: %s", dg.last);
+	ok(parse("[Global]\nAdminGroup=0123456789012345678901234567890123456789012345678901234567890123\n") ==
+	   -EINVAL && strstr(dg.last, "AdminGroup= in [Global] is longer than 63 characters"),
+	   "a value longer than what is stored is fatal, never truncated: %s", dg.last);
+	ok(parse("[Rule r]\nComm=0123456789012345678901234567890123\n") == -EINVAL && dg.line == 2,
+	   "an over-long Comm= is fatal at its line (%u)", dg.line);
+	ok(parse("[Rule 0123456789012345678901234567890123456789]\nComm=x\n") == 0,
+	   "a rule name of 40 characters is fine");
+	ok(parse("[Global]\n[Rule " "0123456789012345678901234567890123456789012345]\nMode=x\n") ==
+	   -EINVAL && dg.n == 1 && dg.line == 2 && strstr(dg.last, "section name longer than 49") &&
+	   cfg.n_rules == 0 && cfg.mode[0] == '\0',
+	   "a section name libinih would truncate is fatal at its line; its keys go nowhere");
+	thpd_config_defaults(&cfg);
+	thpd_config_parse_string(&cfg, "a.conf", "[Rule x]\n\nExe=/a\n", &diag);
+	thpd_config_parse_string(&cfg, "b.conf", "[Rule y]\nComm=y\n[Rule x]\nPolicy=never\n", &diag);
+	ok(cfg.n_rules == 2 && strcmp(thpd_config_file(&cfg, cfg.rules[0].origin_file), "a.conf") == 0 &&
+	   cfg.rules[0].origin_line == 3 &&
+	   strcmp(thpd_config_file(&cfg, cfg.rules[1].origin_file), "b.conf") == 0 &&
+	   cfg.rules[1].origin_line == 2, "a rule's origin is a file and a line, kept as fields");
+}
+
+/* the reader: what libinih would split, truncate or cut is fatal at its line */
+static void test_reader(void)
+{
+	char text[1024];
+
+	/* 197: Debian's libinih 55 would split right before "Mode=" and apply it */
+	snprintf(text, sizeof(text), "[Global]\n# %0*dMode=always\nDefrag=never\n", 197, 0);
+	ok(parse(text) == -EINVAL && dg.fatal == 1 && dg.line == 2 && strstr(dg.last, "longer than 198") &&
+	   cfg.mode[0] == '\0', "the tail of a long comment is not applied: fatal at t.conf:%u (%s)",
+	   dg.line, dg.last);
+	ok(strcmp(cfg.defrag, "never") == 0, "... the lines after it are still read (every problem reported)");
+	snprintf(text, sizeof(text), "[Global]\nAdminGroup=%0*d\n", 187, 0);
+	ok(strlen(text) == 9 + 198 + 1 && parse(text) == -EINVAL && strstr(dg.last, "AdminGroup="),
+	   "a line of exactly 198 characters reaches the key's own check (%s)", dg.last);
+	snprintf(text, sizeof(text), "[Global]\nMode=never\n%0*d\n", 199, 0);
+	ok(parse(text) == -EINVAL && dg.line == 3, "a line of 199 characters is fatal at line %u", dg.line);
+	memset(&dg, 0, sizeof(dg));
+	thpd_config_defaults(&cfg);
+	ok(thpd_config_parse(&cfg, "t.conf", "[Global]\nMode=never\0junk\n", 25, &diag) == -EINVAL &&
+	   dg.line == 2 && strstr(dg.last, "NUL") && cfg.mode[0] == '\0',
+	   "a NUL byte in a line is fatal at its line, the line is not read (%s)", dg.last);
+	ok(parse("[Global]\nMode=never") == 0 && strcmp(cfg.mode, "never") == 0,
+	   "a last line without a newline is read");
+}
+
 static void test_load(void)
 {
 	char dir[] = "/tmp/thpd-test-XXXXXX", path[256], sub[300], f[400];
@@ -311,6 +411,9 @@ int main(void)
 	test_warnings();
 	test_rules();
 	test_precedence();
+	test_timespan();
+	test_table();
+	test_reader();
 	test_load();
 	return tap_done();
 }
