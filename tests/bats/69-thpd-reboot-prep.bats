@@ -7,9 +7,9 @@
 # behind for the second boot: the persisted state in /var/lib/thpd and the
 # enabled units (plus a marker naming the expected mode). The after-reboot
 # suite removes all of it. thpd is stopped and the knobs are restored here
-# as usual, so the suites that run after this one in the first boot see no
-# thpd. Numbered last of the thpd range so that no other suite disturbs
-# the state in between.
+# as usual, and thpd started again if it ran before (it then applies the
+# persisted setting, as it will at the next boot). Numbered last of the
+# thpd range so that no other suite disturbs the state in between.
 
 load helpers
 load thpd
@@ -28,6 +28,7 @@ teardown_file() {
 	fi
 	systemctl reset-failed thpd.service thpd.socket 2>/dev/null || true
 	thp_restore_knobs
+	thpd_restart_if_was_active
 }
 
 @test "persist enabled=madvise through thpd and enable thpd for the next boot" {

@@ -15,7 +15,7 @@ CONF=/etc/thpd/thpd.conf
 STATE_FILE=/var/lib/thpd/state
 
 setup_file() {
-	[ -x /usr/local/sbin/thpd ] || return 0
+	[ -x /usr/sbin/thpd ] || return 0
 	thp_save_knobs
 	local saved=$BATS_FILE_TMPDIR/saved
 	mkdir -p "$saved"
@@ -26,7 +26,7 @@ setup_file() {
 }
 
 teardown_file() {
-	[ -x /usr/local/sbin/thpd ] || return 0
+	[ -x /usr/sbin/thpd ] || return 0
 	local saved=$BATS_FILE_TMPDIR/saved
 	systemctl stop thpd.service
 	[ -e "$saved/thpd.conf" ] && cp -a "$saved/thpd.conf" "$CONF"
@@ -42,7 +42,7 @@ teardown_file() {
 }
 
 setup() {
-	[ -x /usr/local/sbin/thpd ] || skip "thpd is not installed"
+	[ -x /usr/sbin/thpd ] || skip "thpd is not installed"
 	# every test starts from a fresh thpd (a fresh mount namespace)
 	systemctl reset-failed thpd.service 2>/dev/null || true
 	systemctl restart thpd.service || fail "thpd does not start: $(journalctl -u thpd -n 20 --no-pager)"

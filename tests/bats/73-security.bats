@@ -12,7 +12,7 @@ SOCK=/run/thpd.sock
 
 setup_file() {
 	thp_save_knobs
-	if [ -x /usr/local/sbin/thpd ]; then
+	if [ -x /usr/sbin/thpd ]; then
 		systemctl -q is-active thpd.service && touch "$BATS_FILE_TMPDIR/thpd-was-active"
 		systemctl reset-failed thpd.service 2>/dev/null || true
 		systemctl start thpd.socket thpd.service
@@ -20,7 +20,7 @@ setup_file() {
 }
 
 teardown_file() {
-	if [ -x /usr/local/sbin/thpd ] && [ ! -e "$BATS_FILE_TMPDIR/thpd-was-active" ]; then
+	if [ -x /usr/sbin/thpd ] && [ ! -e "$BATS_FILE_TMPDIR/thpd-was-active" ]; then
 		systemctl stop thpd.service
 	fi
 	thp_restore_knobs
@@ -82,7 +82,7 @@ start_victims() {
 
 # what callers may do over it is 52-thpd-socket.bats ("a non-root caller ...")
 @test "thpd socket: root's, mode 0666 (callers are told apart by SO_PEERCRED, not by file mode)" {
-	[ -x /usr/local/sbin/thpd ] || skip "thpd is not installed"
+	[ -x /usr/sbin/thpd ] || skip "thpd is not installed"
 	[ -S "$SOCK" ] || fail "$SOCK is not a socket"
 	[ "$(stat -c %U:%a "$SOCK")" = root:666 ] || fail "$SOCK is $(stat -c %U:%a "$SOCK")"
 	run -0 "${NOBODY[@]}" "$THP_HELPERS/thpd-client" --socket "$SOCK" '{"cmd":"ping"}'
@@ -90,7 +90,7 @@ start_victims() {
 }
 
 @test "systemd-analyze security thpd.service: exposure level recorded, not worse than MEDIUM" {
-	[ -x /usr/local/sbin/thpd ] || skip "thpd is not installed"
+	[ -x /usr/sbin/thpd ] || skip "thpd is not installed"
 	run -0 systemd-analyze security --no-pager thpd.service
 	local line level
 	line=$(grep 'Overall exposure level' <<<"$output")

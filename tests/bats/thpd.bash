@@ -1,9 +1,10 @@
 # Shared by the thpd suites (50-69): `load helpers` then `load thpd`.
 # shellcheck shell=bash
 #
-# Every suite starts and ends with thpd and thpd.socket stopped, no test
-# configuration or unit drop-ins, no persisted state and the THP knobs as
-# they were: thpd_setup_file / thpd_teardown_file. They are also the default
+# Every suite starts with thpd and thpd.socket stopped, no test
+# configuration or unit drop-ins, no persisted state, and ends with the THP
+# knobs as they were and thpd running again if it ran before (the package
+# starts it at install and boot): thpd_setup_file / thpd_teardown_file. They are also the default
 # setup_file and teardown_file (defined at the end); a suite that needs more
 # defines its own and calls them.
 
@@ -15,7 +16,8 @@ THPD_STATE=/var/lib/thpd/state
 THPD_CLIENT=$THP_HELPERS/thpd-client
 
 thpd_setup_file() {
-	[ -x /usr/local/sbin/thpd ] || skip "thpd is not installed"
+	[ -x /usr/sbin/thpd ] || skip "thpd is not installed"
+	systemctl -q is-active thpd.service && touch "$BATS_FILE_TMPDIR/thpd-was-active"
 	thpd_stop
 	thp_save_knobs
 	mkdir -p "$THPD_CONF_DIR/thpd.conf.d"
@@ -38,6 +40,14 @@ thpd_teardown_file() {
 	fi
 	systemctl reset-failed thpd.service thpd.socket 2>/dev/null || true
 	thp_restore_knobs
+	thpd_restart_if_was_active
+}
+
+# as the suite found it: running (with the installed configuration)
+thpd_restart_if_was_active() {
+	[ -e "$BATS_FILE_TMPDIR/thpd-was-active" ] || return 0
+	timeout 60 systemctl start thpd.socket thpd.service ||
+		echo "# thpd ran before this suite and does not start again" >&3
 }
 
 # per test: nothing running, no test configuration, no persisted state

@@ -22,7 +22,10 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${THP_CACHE:-/var/cache/thp-stack}
 suite=bookworm
 size=2G
-packages=systemd,systemd-sysv,udev,dbus,bats,bats-assert,bats-support,libcap2,libcap2-bin,libsystemd0,libinih1,libjson-c5,procps,kmod,iproute2,util-linux,jq,less,psmisc,e2fsprogs
+# the runtime dependencies of the project's packages (make deb; each run
+# installs them with apt), the test tools, and the metrics consumers:
+# node_exporter and promtool (package prometheus), curl to scrape
+packages=systemd,systemd-sysv,udev,dbus,bats,bats-assert,bats-support,libcap2,libcap2-bin,libsystemd0,libinih1,libjson-c5,procps,kmod,iproute2,util-linux,jq,less,psmisc,e2fsprogs,apt,prometheus-node-exporter,prometheus,curl
 
 stock=0
 case ${1:-} in
@@ -130,6 +133,11 @@ for u in apt-daily.timer apt-daily-upgrade.timer e2scrub_all.timer fstrim.timer 
 	systemd-timesyncd.service systemd-networkd-wait-online.service; do
 	ln -sf /dev/null "$root/etc/systemd/system/$u"
 done
+# Prometheus is here for promtool; node_exporter runs only when a test
+# starts it (a Go heap in every boot would add to the THP counters that
+# other suites measure)
+ln -sf /dev/null "$root/etc/systemd/system/prometheus.service"
+rm -f "$root"/etc/systemd/system/multi-user.target.wants/prometheus-node-exporter.service
 mkdir -p "$root/var/log/journal"
 if [ $stock = 1 ]; then
 	# apt-get download: the ordinary client with this machine's sources

@@ -44,12 +44,13 @@ image:
 stock-image:
 	THP_CACHE=$(THP_CACHE) tests/vm/build-image.sh --stock
 
-# What goes into the guest for one run: an installed tree, the suites, the
+# What goes into the guest for one run: the Debian packages built from the
+# tree (make deb; the guest installs them with apt), the suites, the
 # helpers. Assembled afresh each run; never baked into the cached image.
-payload: programs
+payload: programs deb-packages
 	rm -rf $(BUILD)/payload
-	$(MAKE) --no-print-directory install DESTDIR=$(abspath $(BUILD)/payload/root) PREFIX=/usr/local
-	mkdir -p $(BUILD)/payload/helpers $(BUILD)/payload/root
+	mkdir -p $(BUILD)/payload/helpers $(BUILD)/payload/debs
+	cp $(DEBS) $(BUILD)/payload/debs/
 	$(if $(HELPERS),cp $(HELPERS) $(BUILD)/payload/helpers/)
 	cp -r tests/bats $(BUILD)/payload/bats
 	cp -r tests/vm/guest/run $(BUILD)/payload/guest-run

@@ -1,0 +1,148 @@
+#!/usr/bin/env bats
+# The Debian packages (make deb) as an administrator meets them: installed
+# with apt by the harness before any suite, thpd enabled and started by the
+# package's maintainer scripts, thpd.conf a conffile; an upgrade keeps the
+# administrator's thpd.conf edits and thpd's persisted state; a purge
+# removes /var/lib/thpd. The suite ends with the packages installed as the
+# harness left them and thpd running. After the reboot,
+# reboot/10-package-boot.bats shows the enabled unit coming up at boot.
+
+load helpers
+
+DEBS=${THP_DEBS:-/mnt/payload/debs}
+CONF=/etc/thpd/thpd.conf
+STATE=/var/lib/thpd/state
+
+setup_file() {
+	dpkg-query -W thpd >/dev/null 2>&1 || skip "the thpd package is not installed"
+	ls "$DEBS"/thpd_*.deb >/dev/null || skip "no packages in $DEBS"
+	thp_save_knobs
+	cp -a "$CONF" "$BATS_FILE_TMPDIR/thpd.conf.orig"
+}
+
+teardown_file() {
+	[ -e "$BATS_FILE_TMPDIR/thpd.conf.orig" ] || return 0
+	# the packages as the harness installed them, the configuration as shipped
+	if [ "$(pkg_version thpd)" != "$(deb_version)" ] || ! dpkg-query -W thpd >/dev/null 2>&1; then
+		apt_install --allow-downgrades "$DEBS"/thpd_*.deb || true
+	fi
+	cp -a "$BATS_FILE_TMPDIR/thpd.conf.orig" "$CONF"
+	timeout 60 systemctl stop thpd.service
+	rm -f "$STATE"
+	thp_restore_knobs
+	timeout 60 systemctl start thpd.socket thpd.service
+}
+
+pkg_version() {
+	dpkg-query -W -f='${Version}' "$1" 2>/dev/null
+}
+
+deb_version() {
+	dpkg-deb -f "$(ls "$DEBS"/thpd_*.deb)" Version
+}
+
+apt_install() {
+	DEBIAN_FRONTEND=noninteractive timeout 300 apt-get install -y -q --no-install-recommends "$@"
+}
+
+thpd_status() {
+	timeout 15 thpctl --json status | jq -c .thpd
+}
+
+@test "thpctl and thpd are installed from the packages built from the tree" {
+	for p in thpctl thpd; do
+		run -0 dpkg-query -W -f='${db:Status-Status} ${Version}' "$p"
+		assert_output "installed $(deb_version)"
+	done
+	assert_equal "$(command -v thpctl)" /usr/bin/thpctl
+	assert_equal "$(command -v thpd)" /usr/sbin/thpd
+	run -0 dpkg-query -W -f='${Conffiles}\n' thpd
+	assert_output --partial "$CONF "
+	run -0 dpkg -L thpctl
+	assert_line /usr/share/man/man1/thpctl.1.gz
+	assert_line /usr/share/bash-completion/completions/thpctl
+	run -0 dpkg -L thpd
+	assert_line /lib/systemd/system/thpd.service
+	assert_line /usr/share/man/man5/thpd.conf.5.gz
+	assert_line /usr/share/man/man8/thpd.8.gz
+}
+
+@test "the package enabled and started thpd and its socket" {
+	run -0 systemctl is-enabled thpd.service thpd.socket
+	assert_output $'enabled\nenabled'
+	# enabled by the maintainer scripts (deb-systemd-helper), not by hand
+	[ -e /var/lib/systemd/deb-systemd-helper-enabled/thpd.service.dsh-also ] ||
+		fail "deb-systemd-helper has no record of enabling thpd.service"
+	run -0 systemctl is-active thpd.service
+	run -0 systemctl show -p ExecStart --value thpd.service
+	assert_output --partial "path=/usr/sbin/thpd "
+	run -0 thpd_status
+	refute_output null
+	assert_equal "$(jq -r .version <<<"$output")" "$(deb_version)"
+}
+
+@test "an upgrade keeps the administrator's thpd.conf edits and the persisted state" {
+	local before after pid0 up=$BATS_TEST_TMPDIR/up
+	echo "# edited by the administrator before the upgrade" >>"$CONF"
+	before=$(sha256sum <"$CONF")
+	run -0 timeout 15 thpctl enable madvise
+	assert_output --partial "set by thpd"
+	run -0 cat "$STATE"
+	assert_output --partial '"enabled":"madvise"'
+	cp "$STATE" "$BATS_TEST_TMPDIR/state.before"
+	pid0=$(systemctl show -p MainPID --value thpd.service)
+
+	# the same package under a higher version: a real upgrade path
+	# (prerm upgrade, new files, postinst configure OLD-VERSION)
+	dpkg-deb -R "$(ls "$DEBS"/thpd_*.deb)" "$up"
+	sed -i "s/^Version: .*/Version: $(deb_version)+upgrade1/" "$up/DEBIAN/control"
+	dpkg-deb -b "$up" "$BATS_TEST_TMPDIR/thpd-upgrade.deb" >/dev/null
+	run -0 apt_install "$BATS_TEST_TMPDIR/thpd-upgrade.deb"
+	assert_equal "$(pkg_version thpd)" "$(deb_version)+upgrade1"
+
+	after=$(sha256sum <"$CONF")
+	assert_equal "$after" "$before"
+	run -0 grep -c "edited by the administrator" "$CONF"
+	assert_output 1
+	run -0 cmp "$BATS_TEST_TMPDIR/state.before" "$STATE"
+	# restarted after the upgrade, and it put the persisted setting back
+	run -0 systemctl is-active thpd.service
+	[ "$(systemctl show -p MainPID --value thpd.service)" != "$pid0" ] ||
+		fail "thpd was not restarted by the upgrade (MainPID $pid0)"
+	run -0 thpd_status
+	assert_equal "$(jq -r .persisted.enabled <<<"$output")" madvise
+	assert_equal "$(thp_get enabled)" madvise
+
+	# and back to the tree's package (a downgrade keeps them too)
+	run -0 apt_install --allow-downgrades "$DEBS"/thpd_*.deb
+	assert_equal "$(pkg_version thpd)" "$(deb_version)"
+	assert_equal "$(sha256sum <"$CONF")" "$before"
+}
+
+@test "remove keeps /var/lib/thpd and thpd.conf; purge removes both; install enables thpd again" {
+	run -0 timeout 15 thpctl enable madvise
+	[ -s "$STATE" ] || fail "no persisted state before the removal"
+
+	run -0 timeout 300 apt-get remove -y -q thpd
+	refute systemctl -q is-active thpd.service
+	[ -s "$STATE" ] || fail "remove deleted thpd's state"
+	[ -e "$CONF" ] || fail "remove deleted the conffile"
+	run -0 timeout 15 thpctl status
+	assert_line --regexp '^thpd: +not running$'
+
+	run -0 timeout 300 apt-get purge -y -q thpd
+	[ ! -e /var/lib/thpd ] || fail "purge left /var/lib/thpd: $(ls -la /var/lib/thpd)"
+	[ ! -e "$CONF" ] || fail "purge left the conffile $CONF"
+	run -0 dpkg-query -W -f='${db:Status-Status}' thpd
+	assert_output not-installed
+	# thpctl stays and works without thpd
+	run -0 timeout 15 thpctl status --json
+	assert_equal "$(jq -c .thpd <<<"$output")" null
+
+	run -0 apt_install "$DEBS"/thpd_*.deb
+	run -0 systemctl is-enabled thpd.service thpd.socket
+	run -0 systemctl is-active thpd.service
+	run -0 thpd_status
+	assert_equal "$(jq -c .persisted <<<"$output")" null
+	run -0 cmp "$BATS_FILE_TMPDIR/thpd.conf.orig" "$CONF"
+}
