@@ -65,6 +65,21 @@ static const struct verb verbs[] = {
 	  1, 2, VERB_JSON, "missing argument", policy_options, policy_option,
 	  "  --collapse  collapse the process's anonymous memory into hugepages now\n",
 	  verb_policy },
+	{ "cgroups", "cgroups [--sort=FIELD] [--depth=N] [--top=N] [--all]",
+	  "THP memory and events per cgroup",
+	  0, 0, VERB_JSON, NULL, cgroups_options, cgroups_option,
+	  "  --sort=FIELD  thp (default: THP memory), anon_thp, file_thp, shmem_thp,\n"
+	  "                a thp_* event of memory.stat, or cgroup\n"
+	  "  --depth=N     levels below the root cgroup (default 3)\n"
+	  "  --top=N       at most N cgroups, 0 for all (default 20)\n"
+	  "  --all         cgroups without THP memory or events too\n", verb_cgroups },
+	{ "metrics", "metrics [--output=FILE] [--depth=N] [--top=N]",
+	  "THP metrics in the Prometheus text format",
+	  0, 0, 0, NULL, metrics_options, metrics_option,
+	  "  --output=FILE  write FILE atomically (node_exporter's textfile collector)\n"
+	  "  --depth=N      cgroup levels below the root (default 3)\n"
+	  "  --top=N        at most N cgroups, largest THP memory first (default 20)\n",
+	  verb_metrics },
 };
 
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))

@@ -26,7 +26,15 @@ struct verb_args {
 	const char *sort;	/* ps --sort, NULL: by PID */
 	int policy;		/* run --advise|--never|--default: PR_THP_MM_POLICY_* */
 	bool policy_set;	/* ... given */
+	const char *output;	/* metrics --output=FILE */
+	int cg_depth, cg_top;	/* cgroups/metrics --depth, --top */
+	bool cg_depth_set, cg_top_set;
+	bool cg_all;		/* cgroups --all: cgroups without THP too */
 };
+
+/* the limits of the cgroup walk when none is given (thpctl(1), CARDINALITY) */
+#define CGROUPS_DEFAULT_DEPTH 3
+#define CGROUPS_DEFAULT_TOP 20
 
 /* messages on stderr prefixed with "thpctl: " */
 void log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -69,6 +77,9 @@ int thp_collapse(pid_t pid, struct json_object *out);
  * handler called for each one found (returns 0, or usage_error()'s code).
  */
 extern const struct option run_options[], ps_options[], policy_options[];
+extern const struct option cgroups_options[], metrics_options[];
+int cgroups_option(struct verb_args *a, int opt, const char *arg);
+int metrics_option(struct verb_args *a, int opt, const char *arg);
 int run_option(struct verb_args *a, int opt, const char *arg);
 int ps_option(struct verb_args *a, int opt, const char *arg);
 int policy_option(struct verb_args *a, int opt, const char *arg);
@@ -79,5 +90,17 @@ int verb_defrag(struct verb_args *a);
 int verb_run(struct verb_args *a);
 int verb_ps(struct verb_args *a);
 int verb_policy(struct verb_args *a);
+int verb_cgroups(struct verb_args *a);
+int verb_metrics(struct verb_args *a);
+
+/*
+ * cgroups.c: the memory cgroups within a's --depth, ranked by a's --sort
+ * (default: THP memory), at most --top, those without THP left out unless
+ * --all: an array of objects ("cgroup", "thp", memory.stat's anon_thp,
+ * file_thp, shmem_thp and thp_* events). *seen: the memory cgroups within
+ * the depth. 0, -EINVAL for an unknown sort key, or -errno.
+ */
+int cgroups_collect(const struct verb_args *a, struct json_object **rows, size_t *seen);
+void cgroups_limits(const struct verb_args *a, int *depth, int *top);
 
 #endif

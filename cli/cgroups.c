@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * thpctl cgroups: the THP figures of every cgroup v2 memory cgroup, from its
+ * memory.stat: anon_thp, shmem_thp, file_thp (bytes) and every thp_* event
+ * the running kernel counts there (6.1: thp_fault_alloc, thp_collapse_alloc;
+ * later kernels add more). Paths are as systemd names them, relative to the
+ * cgroup2 mount (/system.slice/foo.service).
+ *
+ * A host may have thousands of cgroups, so the walk is bounded: --depth
+ * levels below the root, and the --top largest by the sort key. The same
+ * collection, under the same limits, feeds `thpctl metrics` (the
+ * cardinality rule in thpctl(1)).
+ */
+#include "thpctl.h"
+#include "thp.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CGROUP_ROOT "/sys/fs/cgroup"
+/* memory.stat is about 1.5 KiB on 6.1 and grows with every kernel */
+#define MEMORY_STAT_MAX 16384
+
+/* the byte figures, in memory.stat's order and names */
+static const char *const thp_bytes[] = { "anon_thp", "file_thp", "shmem_thp" };
+
+const struct option cgroups_options[] = {
+	{ "sort", required_argument, NULL, 's' },
+	{ "depth", required_argument, NULL, 'd' },
+	{ "top", required_argument, NULL, 'n' },
+	{ "all", no_argument, NULL, 'a' },
+	{}
+};
+
+static int parse_limit(const char *verb, const char *opt, const char *arg, int *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(arg, &end, 10);
+	if (errno || end == arg || *end || v < 0 || v > INT_MAX)
+		return usage_error("%s: --%s needs a number >= 0, not '%s'", verb, opt, arg);
+	*out = (int)v;
+	return 0;
+}
+
+int cgroups_option(struct verb_args *a, int opt, const char *arg)
+{
+	switch (opt) {
+	case 's':
+		a->sort = arg;
+		return 0;
+	case 'd':
+		a->cg_depth_set = true;
+		return parse_limit(a->argv[0], "depth", arg, &a->cg_depth);
+	case 'n':
+		a->cg_top_set = true;
+		return parse_limit(a->argv[0], "top", arg, &a->cg_top);
+	case 'a':
+		a->cg_all = true;
+		return 0;
+	}
+	return EXIT_USAGE;
+}
+
+void cgroups_limits(const struct verb_args *a, int *depth, int *top)
+{
+	*depth = a->cg_depth_set ? a->cg_depth : CGROUPS_DEFAULT_DEPTH;
+	*top = a->cg_top_set ? a->cg_top : CGROUPS_DEFAULT_TOP;
+}
+
+static uint64_t field(struct json_object *row, const char *key)
+{
+	struct json_object *v;
+
+	if (!json_object_object_get_ex(row, key, &v))
+		return 0;
+	return json_object_get_uint64(v);
+}
+
+/* THP memory of a row: what the default order ranks by */
+static uint64_t thp_total(struct json_object *row)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < sizeof(thp_bytes) / sizeof(thp_bytes[0]); i++)
+		sum += field(row, thp_bytes[i]);
+	return sum;
+}
+
+/* does the row hold THP memory or count any THP event? */
+static bool row_has_thp(struct json_object *row)
+{
+	json_object_object_foreach(row, k, v) {
+		if (json_object_is_type(v, json_type_string))
+			continue;
+		if ((strncmp(k, "thp_", 4) == 0 || strstr(k, "_thp")) && json_object_get_uint64(v))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * One cgroup's row: "cgroup" (its path), "thp" (the sum of the byte
+ * figures), the byte figures and the thp_* events of its memory.stat.
+ * -ENOENT when it has no memory.stat (memory controller not enabled there).
+ */
+static int read_row(const char *rel, struct json_object **out)
+{
+	char path[PATH_MAX], *buf, *save = NULL;
+	struct json_object *row;
+	int r;
+
+	if ((size_t)snprintf(path, sizeof(path), CGROUP_ROOT "%s/memory.stat",
+			     strcmp(rel, "/") ? rel : "") >= sizeof(path))
+		return -ENAMETOOLONG;
+	buf = malloc(MEMORY_STAT_MAX);
+	if (!buf)
+		return -ENOMEM;
+	r = thp_read_file(path, buf, MEMORY_STAT_MAX);
+	if (r < 0) {
+		free(buf);
+		return r;
+	}
+	row = json_object_new_object();
+	jadd_str(row, "cgroup", rel);
+	jadd_u64(row, "thp", 0);
+	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strchr(line, ' '), *end;
+		uint64_t v;
+		bool bytes = false;
+
+		if (!sp)
+			continue;
+		*sp = '\0';
+		for (size_t i = 0; i < sizeof(thp_bytes) / sizeof(thp_bytes[0]); i++)
+			bytes |= strcmp(line, thp_bytes[i]) == 0;
+		if (!bytes && strncmp(line, "thp_", 4) != 0)
+			continue;
+		errno = 0;
+		v = strtoull(sp + 1, &end, 10);
+		if (errno || end == sp + 1)
+			continue;
+		jadd_u64(row, line, v);
+	}
+	free(buf);
+	jadd_u64(row, "thp", thp_total(row));
+	*out = row;
+	return 0;
+}
+
+struct walk {
+	struct json_object *rows;
+	int max_depth;
+	size_t seen;		/* memory cgroups within the depth */
+};
+
+static int walk(struct walk *w, const char *rel, int depth)
+{
+	char dir[PATH_MAX], child[PATH_MAX];
+	struct json_object *row;
+	struct dirent *de;
+	DIR *d;
+	int r = read_row(rel, &row);
+
+	if (r == 0) {
+		w->seen++;
+		json_object_array_add(w->rows, row);
+	} else if (r != -ENOENT) {
+		return r;
+	}
+	if (depth >= w->max_depth)
+		return 0;
+	if (thp_path(dir, sizeof(dir), CGROUP_ROOT) < 0 ||
+	    strlen(dir) + strlen(rel) + 1 >= sizeof(dir))
+		return -ENAMETOOLONG;
+	strcat(dir, strcmp(rel, "/") ? rel : "");
+	d = opendir(dir);
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(rel, "/") ? rel : "",
+				     de->d_name) >= sizeof(child))
+			continue;
+		r = walk(w, child, depth + 1);
+		if (r < 0 && r != -ENOENT)	/* a cgroup removed meanwhile is fine */
+			break;
+		r = 0;
+	}
+	closedir(d);
+	return r;
+}
+
+static const char *sort_key;
+
+static int row_cmp(const void *pa, const void *pb)
+{
+	struct json_object *a = *(struct json_object *const *)pa;
+	struct json_object *b = *(struct json_object *const *)pb;
+	const char *ca = json_object_get_string(json_object_object_get(a, "cgroup"));
+	const char *cb = json_object_get_string(json_object_object_get(b, "cgroup"));
+
+	if (strcmp(sort_key, "cgroup") != 0) {
+		uint64_t va = field(a, sort_key), vb = field(b, sort_key);
+
+		if (va != vb)
+			return va < vb ? 1 : -1;	/* largest first */
+	}
+	return strcmp(ca, cb);
+}
+
+static bool sort_key_valid(const char *key)
+{
+	if (strcmp(key, "cgroup") == 0 || strcmp(key, "thp") == 0 || strncmp(key, "thp_", 4) == 0)
+		return true;
+	for (size_t i = 0; i < sizeof(thp_bytes) / sizeof(thp_bytes[0]); i++)
+		if (strcmp(key, thp_bytes[i]) == 0)
+			return true;
+	return false;
+}
+
+int cgroups_collect(const struct verb_args *a, struct json_object **out, size_t *seen)
+{
+	struct walk w = { .rows = json_object_new_array() };
+	struct json_object *kept;
+	size_t n;
+	int top, r;
+
+	cgroups_limits(a, &w.max_depth, &top);
+	sort_key = a->sort ? a->sort : "thp";
+	if (!sort_key_valid(sort_key)) {
+		json_object_put(w.rows);
+		return -EINVAL;
+	}
+	if (!w.rows)
+		return -ENOMEM;
+	r = walk(&w, "/", 0);
+	if (r < 0) {
+		json_object_put(w.rows);
+		return r;
+	}
+	json_object_array_sort(w.rows, row_cmp);
+	kept = json_object_new_array();
+	n = json_object_array_length(w.rows);
+	for (size_t i = 0; kept && i < n; i++) {
+		struct json_object *row = json_object_array_get_idx(w.rows, i);
+
+		if (top && json_object_array_length(kept) >= (size_t)top)
+			break;
+		if (!a->cg_all && !row_has_thp(row))
+			continue;
+		json_object_array_add(kept, json_object_get(row));
+	}
+	json_object_put(w.rows);
+	if (!kept)
+		return -ENOMEM;
+	*out = kept;
+	*seen = w.seen;
+	return 0;
+}
+
+int verb_cgroups(struct verb_args *a)
+{
+	struct json_object *o, *rows;
+	size_t seen;
+	int depth, top, r;
+
+	if (!thp_exists(CGROUP_ROOT "/cgroup.controllers")) {
+		log_error("no cgroup v2 hierarchy at %s", full_path(CGROUP_ROOT));
+		return EXIT_FAIL;
+	}
+	r = cgroups_collect(a, &rows, &seen);
+	if (r == -EINVAL)
+		return usage_error("cgroups: cannot sort by '%s' (cgroup, thp, anon_thp, "
+				   "file_thp, shmem_thp or a thp_* event)", a->sort);
+	if (r < 0) {
+		log_error("cannot read the cgroups under %s: %s", full_path(CGROUP_ROOT),
+			  strerror(-r));
+		return EXIT_FAIL;
+	}
+	cgroups_limits(a, &depth, &top);
+	o = json_object_new_object();
+	jadd_int(o, "depth", depth);
+	jadd_int(o, "top", top);
+	jadd_u64(o, "memory_cgroups", seen);
+	jadd_u64(o, "shown", json_object_array_length(rows));
+	json_object_object_add(o, "cgroups", rows);
+	return output(o, a->json) < 0 ? EXIT_FAIL : EXIT_OK;
+}
