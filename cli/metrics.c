@@ -19,8 +19,6 @@
 #include "thpctl.h"
 #include "thp.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -29,8 +27,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-#define MAX_SIZES 16
 
 const struct option metrics_options[] = {
 	{ "output", required_argument, NULL, 'o' },
@@ -106,46 +102,29 @@ static bool read_u64(const char *path, uint64_t *v)
 }
 
 /*
- * A "[bracketed] choice" file as one sample per choice: 1 for the bracketed
- * one, 0 for the others. extra: a label pair put before "setting" (size).
+ * A knob as one sample per word the kernel lists: 1 for the active one, 0
+ * for the others. size: the "size" label before "setting", or NULL.
  */
-static void choice_samples(FILE *f, const char *name, const char *text, const char *extra_name,
-			   const char *extra_value)
+static void choice_samples(FILE *f, const char *name, const struct thp_choice *c,
+			   const char *size)
 {
-	char buf[256], *save = NULL;
+	for (int i = 0; i < c->n; i++) {
+		const char *labels[] = { "size", size, "setting", c->word[i], NULL };
 
-	snprintf(buf, sizeof(buf), "%s", text);
-	for (char *w = strtok_r(buf, " \n", &save); w; w = strtok_r(NULL, " \n", &save)) {
-		bool on = w[0] == '[';
-		size_t len = strlen(w);
-		const char *labels[5] = {};
-		size_t n = 0;
-
-		if (on && len >= 2 && w[len - 1] == ']') {
-			w[len - 1] = '\0';
-			w++;
-		}
-		if (extra_name) {
-			labels[n++] = extra_name;
-			labels[n++] = extra_value;
-		}
-		labels[n++] = "setting";
-		labels[n] = w;
-		sample(f, name, labels, on ? "1" : "0");
+		sample(f, name, size ? labels : labels + 2, i == c->cur ? "1" : "0");
 	}
 }
 
-static void choice_family(FILE *f, const char *name, const char *path, const char *help)
+static void choice_family(FILE *f, const char *name, const struct thp_choice *c,
+			  const char *help)
 {
-	char text[256];
-
-	if (!read_text(path, text, sizeof(text)))
+	if (c->n == 0)
 		return;
 	family(f, name, "gauge", help);
-	choice_samples(f, name, text, NULL, NULL);
+	choice_samples(f, name, c, NULL);
 }
 
-static void settings(FILE *f)
+static void settings(FILE *f, const struct thp_model *m)
 {
 	static const struct {
 		const char *file, *name, *type, *help;
@@ -167,11 +146,11 @@ static void settings(FILE *f)
 	char path[PATH_MAX];
 	struct thp_state st;
 
-	choice_family(f, "thp_enabled", THP_SYSFS_DIR "/enabled",
+	choice_family(f, "thp_enabled", &m->enabled,
 		      "Transparent hugepage mode (transparent_hugepage/enabled): 1 for the active setting.");
-	choice_family(f, "thp_defrag", THP_SYSFS_DIR "/defrag",
+	choice_family(f, "thp_defrag", &m->defrag,
 		      "THP fault defrag (transparent_hugepage/defrag): 1 for the active setting.");
-	choice_family(f, "thp_shmem_enabled", THP_SYSFS_DIR "/shmem_enabled",
+	choice_family(f, "thp_shmem_enabled", &m->shmem_enabled,
 		      "THP for shmem/tmpfs (transparent_hugepage/shmem_enabled): 1 for the active setting.");
 	if (thp_state_read(&st) == 0) {
 		family(f, "thp_rfc_mode", "gauge",
@@ -262,116 +241,108 @@ static void meminfo(FILE *f)
 	}
 }
 
-/* the hugepages-<N>kB directories (6.8+), smallest first */
-struct sizes {
-	char name[MAX_SIZES][24];	/* "64kB" */
-	size_t n;
-};
-
-static int size_cmp(const void *a, const void *b)
+/* "64kB", as the directory hugepages-64kB names the size */
+static const char *size_label(unsigned long kib, char *buf, size_t size)
 {
-	long x = atol(a), y = atol(b);
-
-	return (x > y) - (x < y);
+	snprintf(buf, size, "%lukB", kib);
+	return buf;
 }
 
-static void find_sizes(struct sizes *s)
-{
-	char dir[PATH_MAX];
-	struct dirent *de;
-	DIR *d;
-
-	s->n = 0;
-	if (thp_path(dir, sizeof(dir), THP_SYSFS_DIR) < 0 || !(d = opendir(dir)))
-		return;
-	while ((de = readdir(d)) && s->n < MAX_SIZES) {
-		const char *p = de->d_name + strlen("hugepages-");
-		size_t len = strlen(de->d_name);
-
-		if (strncmp(de->d_name, "hugepages-", 10) != 0 || len < 13 ||
-		    strcmp(de->d_name + len - 2, "kB") != 0 || !isdigit((unsigned char)*p) ||
-		    strlen(p) >= sizeof(s->name[0]))
-			continue;
-		snprintf(s->name[s->n++], sizeof(s->name[0]), "%s", p);
-	}
-	closedir(d);
-	qsort(s->name, s->n, sizeof(s->name[0]), size_cmp);
-}
-
-static void size_choice_family(FILE *f, const struct sizes *s, const char *file,
+/* a per-size knob (6.8+), one sample per size and word */
+static void size_choice_family(FILE *f, const struct thp_model *m, bool shmem,
 			       const char *name, const char *help)
 {
 	bool head = false;
 
-	for (size_t i = 0; i < s->n; i++) {
-		char path[PATH_MAX], text[256];
+	for (int i = 0; i < m->nsizes; i++) {
+		const struct thp_size *s = &m->size[i];
+		const struct thp_choice *c = shmem ? &s->shmem_enabled : &s->enabled;
+		char size[24];
 
-		snprintf(path, sizeof(path), THP_SYSFS_DIR "/hugepages-%s/%s", s->name[i], file);
-		if (!read_text(path, text, sizeof(text)))
+		if (!s->has_dir || c->n == 0)
 			continue;
 		if (!head)
 			family(f, name, "gauge", help);
 		head = true;
-		choice_samples(f, name, text, "size", s->name[i]);
+		choice_samples(f, name, c, size_label(s->kib, size, sizeof(size)));
+	}
+}
+
+/*
+ * What a size is left in for anonymous memory, after inherit and the
+ * top-level mode (lib's effective state), one sample per state.
+ */
+static void size_effective(FILE *f, const struct thp_model *m)
+{
+	static const enum thp_eff states[] = { THP_EFF_NEVER, THP_EFF_ADVISE, THP_EFF_ALWAYS };
+
+	if (!m->per_size)
+		return;
+	family(f, "thp_size_anon_effective", "gauge",
+	       "Per-size anonymous THP as the kernel applies it (the size's setting, inherit "
+	       "resolved against enabled): 1 for the state in force.");
+	for (int i = 0; i < m->nsizes; i++) {
+		const struct thp_size *s = &m->size[i];
+		enum thp_eff eff;
+		char size[24];
+
+		if (!s->has_dir || s->enabled.n == 0)
+			continue;
+		eff = thp_size_anon_eff(m, s);
+		size_label(s->kib, size, sizeof(size));
+		for (size_t j = 0; j < sizeof(states) / sizeof(states[0]); j++) {
+			const char *labels[] = { "size", size, "setting",
+						 thp_eff_name(states[j], false), NULL };
+
+			sample(f, "thp_size_anon_effective", labels, eff == states[j] ? "1" : "0");
+		}
 	}
 }
 
 /* stats/ of every size: one family per file name, one sample per size */
-static void size_stats(FILE *f, const struct sizes *s)
+static void size_stats(FILE *f, const struct thp_model *m)
 {
-	char dir[PATH_MAX], path[PATH_MAX];
-	struct dirent **names = NULL;
-	int n;
+	const struct thp_size *big = m->nsizes ? &m->size[m->nsizes - 1] : NULL;
 
-	if (s->n == 0)
-		return;
-	/* the file names of the largest size (every size has the same) */
-	snprintf(path, sizeof(path), THP_SYSFS_DIR "/hugepages-%s/stats", s->name[s->n - 1]);
-	if (thp_path(dir, sizeof(dir), path) < 0)
-		return;
-	n = scandir(dir, &names, NULL, alphasort);
-	for (int i = 0; i < n; i++) {
-		const char *stat = names[i]->d_name;
+	/* the largest size has every stat (the smallest shmem-only size fewer) */
+	for (int i = 0; big && i < big->nstats; i++) {
+		const char *stat = big->stats[i].name;
 		bool gauge = strncmp(stat, "nr_", 3) == 0;	/* nr_anon: a count now */
-		char name[96], help[192];
+		char name[96], help[192], size[24];
 		bool head = false;
 
-		if (stat[0] == '.' ||
-		    (size_t)snprintf(name, sizeof(name), "thp_size_%s%s", stat,
+		if ((size_t)snprintf(name, sizeof(name), "thp_size_%s%s", stat,
 				     gauge ? "" : "_total") >= sizeof(name))
-			goto next;
+			continue;
 		snprintf(help, sizeof(help), gauge ?
 			 "Per-size THP count %s (hugepages-<size>/stats/%s)." :
 			 "Per-size THP event counter %s (hugepages-<size>/stats/%s).", stat, stat);
-		for (size_t j = 0; j < s->n; j++) {
-			const char *labels[] = { "size", s->name[j], NULL };
-			uint64_t v;
+		for (int j = 0; j < m->nsizes; j++) {
+			const struct thp_size *s = &m->size[j];
 
-			snprintf(path, sizeof(path), THP_SYSFS_DIR "/hugepages-%s/stats/%s",
-				 s->name[j], stat);
-			if (!read_u64(path, &v))
-				continue;
-			if (!head)
-				family(f, name, gauge ? "gauge" : "counter", help);
-			head = true;
-			sample_u64(f, name, labels, v);
+			for (int k = 0; k < s->nstats; k++) {
+				const char *labels[] = { "size", size, NULL };
+
+				if (strcmp(s->stats[k].name, stat) != 0)
+					continue;
+				if (!head)
+					family(f, name, gauge ? "gauge" : "counter", help);
+				head = true;
+				size_label(s->kib, size, sizeof(size));
+				sample_u64(f, name, labels, s->stats[k].value);
+			}
 		}
-next:
-		free(names[i]);
 	}
-	free(names);
 }
 
-static void per_size(FILE *f)
+static void per_size(FILE *f, const struct thp_model *m)
 {
-	struct sizes s;
-
-	find_sizes(&s);
-	size_choice_family(f, &s, "enabled", "thp_size_enabled",
+	size_choice_family(f, m, false, "thp_size_enabled",
 			   "Per-size anonymous THP setting (hugepages-<size>/enabled): 1 for the active setting.");
-	size_choice_family(f, &s, "shmem_enabled", "thp_size_shmem_enabled",
+	size_choice_family(f, m, true, "thp_size_shmem_enabled",
 			   "Per-size shmem THP setting (hugepages-<size>/shmem_enabled): 1 for the active setting.");
-	size_stats(f, &s);
+	size_effective(f, m);
+	size_stats(f, m);
 }
 
 static uint64_t jget_u64(struct json_object *o, const char *key)
@@ -496,18 +467,18 @@ out:
 	json_object_put(rows);
 }
 
-static void write_metrics(FILE *f, const struct verb_args *a)
+static void write_metrics(FILE *f, const struct thp_model *m, const struct verb_args *a)
 {
-	settings(f);
+	settings(f, m);
 	vmstat(f);
 	meminfo(f);
-	per_size(f);
+	per_size(f, m);
 	thpd(f);
 	cgroups(f, a);
 }
 
 /* FILE.XXXXXX beside FILE, then rename: readers see the old or the new file */
-static int write_file(const char *path, const struct verb_args *a)
+static int write_file(const char *path, const struct thp_model *m, const struct verb_args *a)
 {
 	char tmp[PATH_MAX];
 	FILE *f;
@@ -529,7 +500,7 @@ static int write_file(const char *path, const struct verb_args *a)
 		unlink(tmp);
 		return EXIT_FAIL;
 	}
-	write_metrics(f, a);
+	write_metrics(f, m, a);
 	if (fchmod(fd, 0644) < 0 || fflush(f) != 0 || ferror(f) || fsync(fd) < 0) {
 		log_error("cannot write %s: %s", tmp, strerror(errno));
 		fclose(f);
@@ -546,13 +517,23 @@ static int write_file(const char *path, const struct verb_args *a)
 
 int verb_metrics(struct verb_args *a)
 {
-	if (!thp_exists(THP_SYSFS_DIR "/enabled")) {
-		log_error("no transparent hugepage support: %s is missing",
-			  full_path(THP_SYSFS_DIR "/enabled"));
+	struct thp_model *m = malloc(sizeof(*m));
+	int r, rc = EXIT_OK;
+
+	if (!m) {
+		log_error("out of memory");
 		return EXIT_FAIL;
 	}
-	if (a->output)
-		return write_file(a->output, a);
-	write_metrics(stdout, a);
-	return EXIT_OK;
+	r = thp_model_read(m);
+	if (r < 0) {
+		log_error("cannot read the THP controls under %s: %s", full_path(THP_SYSFS_DIR),
+			  strerror(-r));
+		rc = EXIT_FAIL;
+	} else if (a->output) {
+		rc = write_file(a->output, m, a);
+	} else {
+		write_metrics(stdout, m, a);
+	}
+	free(m);
+	return rc;
 }

@@ -18,7 +18,7 @@ comp() {
 
 @test "verbs and global options" {
 	run -0 comp thpctl ''
-	assert_output 'status enable defrag run ps policy'
+	assert_output 'status enable defrag run ps policy cgroups metrics'
 	run -0 comp thpctl p
 	assert_output 'ps policy'
 	run -0 comp thpctl --
