@@ -29,6 +29,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 static const char *const kh_files[THPD_KH_N] = {
@@ -837,14 +838,109 @@ static int conf_filter(const struct dirent *de)
 	return de->d_name[0] != '.' && len > 5 && strcmp(de->d_name + len - 5, ".conf") == 0;
 }
 
+/* one drop-in: its file name and the directory it is read from (NULL: masked) */
+struct dropin {
+	char name[NAME_MAX + 1];
+	const char *dir;
+};
+
+/* dir/name is a link to /dev/null: it masks the name, as in systemd */
+static bool masked(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	return (size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) < sizeof(path) &&
+	       stat(path, &st) == 0 && S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3);
+}
+
+static int dropin_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct dropin *)a)->name, ((const struct dropin *)b)->name);
+}
+
+/*
+ * The *.conf files of dirs (highest precedence first), merged by name as
+ * systemd merges its drop-in directories: a name in an earlier directory
+ * hides the same name in later ones (an empty file or a link to /dev/null
+ * masks it). Sorted by name into *out (*n of them); 0, or -errno of the
+ * first directory that exists but cannot be listed (reported).
+ */
+static int collect_dropins(const char *const *dirs, struct dropin **out, int *count,
+			   const struct thpd_diag *d)
+{
+	struct dropin *v = NULL;
+	size_t n = 0, cap = 0;
+	int ret = 0;
+
+	for (size_t k = 0; dirs[k]; k++) {
+		struct dirent **list = NULL;
+		int m = scandir(dirs[k], &list, conf_filter, alphasort);
+
+		if (m < 0 && errno != ENOENT && errno != ENOTDIR) {
+			int r = -errno;
+
+			finish_diag(d, THPD_DIAG_FATAL, dirs[k], 0, "cannot list: %s", strerror(-r));
+			if (!ret)
+				ret = r;
+		}
+		for (int i = 0; i < m; i++) {
+			bool hidden = strlen(list[i]->d_name) >= sizeof(v->name);
+
+			for (size_t j = 0; j < n && !hidden; j++)
+				hidden = strcmp(v[j].name, list[i]->d_name) == 0;
+			if (!hidden && n == cap) {
+				struct dropin *nv = realloc(v, (cap ? 2 * cap : 16) * sizeof(*v));
+
+				if (!nv) {
+					finish_diag(d, THPD_DIAG_FATAL, dirs[k], 0, "out of memory");
+					ret = ret ? ret : -ENOMEM;
+					hidden = true;
+				} else {
+					v = nv;
+					cap = cap ? 2 * cap : 16;
+				}
+			}
+			if (!hidden) {
+				strcpy(v[n].name, list[i]->d_name);
+				v[n++].dir = masked(dirs[k], list[i]->d_name) ? NULL : dirs[k];
+			}
+			free(list[i]);
+		}
+		free(list);
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), dropin_cmp);
+	*out = v;
+	*count = (int)n;
+	return ret;
+}
+
 int thpd_config_load(struct thpd_config *cfg, const char *path, bool must_exist,
 		     const struct thpd_diag *d)
+{
+	/* the default configuration's drop-ins come from systemd's three places */
+	static const char *const system_dirs[] = { THPD_DROPIN_DIRS, NULL };
+	char dir[PATH_MAX];
+	const char *const own_dir[] = { dir, NULL };
+
+	if (path[0] && (size_t)snprintf(dir, sizeof(dir), "%s.d", path) >= sizeof(dir)) {
+		thpd_config_defaults(cfg);
+		finish_diag(d, THPD_DIAG_FATAL, NULL, 0, "the configuration file name is too long");
+		return -ENAMETOOLONG;
+	}
+	return thpd_config_load_dirs(cfg, path, must_exist,
+				     strcmp(path, THPD_CONF_PATH) ? own_dir : system_dirs, d);
+}
+
+int thpd_config_load_dirs(struct thpd_config *cfg, const char *path, bool must_exist,
+			  const char *const *dirs, const struct thpd_diag *d)
 {
 	static const struct thpd_name_lookup sys_lookup = {
 		.user = lookup_user, .group = lookup_group,
 	};
-	struct dirent **list = NULL;
-	char dir[PATH_MAX], file[PATH_MAX];
+	struct dropin *list = NULL;
+	char file[PATH_MAX];
 	int r, n, ret = 0;
 
 	thpd_config_defaults(cfg);
@@ -852,26 +948,22 @@ int thpd_config_load(struct thpd_config *cfg, const char *path, bool must_exist,
 		finish_diag(d, THPD_DIAG_FATAL, NULL, 0, "the configuration file name is empty");
 		return -EINVAL;
 	}
-	if ((size_t)snprintf(dir, sizeof(dir), "%s.d", path) >= sizeof(dir)) {
-		finish_diag(d, THPD_DIAG_FATAL, NULL, 0, "the configuration file name is too long");
-		return -ENAMETOOLONG;
-	}
 	r = load_file(cfg, path, d);
 	if (r == -ENOENT && must_exist)
 		finish_diag(d, THPD_DIAG_FATAL, path, 0, "no such file");
 	if (r < 0 && (r != -ENOENT || must_exist))
 		ret = r;
 
-	n = scandir(dir, &list, conf_filter, alphasort);
-	if (n < 0 && errno != ENOENT && errno != ENOTDIR) {
-		r = -errno;
-		finish_diag(d, THPD_DIAG_FATAL, dir, 0, "cannot list: %s", strerror(-r));
-		if (!ret)
-			ret = r;
-	}
+	r = collect_dropins(dirs, &list, &n, d);
+	if (r < 0 && !ret)
+		ret = r;
 	for (int i = 0; i < n; i++) {
-		if ((size_t)snprintf(file, sizeof(file), "%s/%s", dir, list[i]->d_name) >= sizeof(file)) {
-			finish_diag(d, THPD_DIAG_FATAL, dir, 0, "%s: name too long", list[i]->d_name);
+		if (!list[i].dir)
+			continue;
+		if ((size_t)snprintf(file, sizeof(file), "%s/%s", list[i].dir, list[i].name) >=
+		    sizeof(file)) {
+			finish_diag(d, THPD_DIAG_FATAL, list[i].dir, 0, "%s: name too long",
+				    list[i].name);
 			r = -ENAMETOOLONG;
 		} else {
 			r = load_file(cfg, file, d);
@@ -880,7 +972,6 @@ int thpd_config_load(struct thpd_config *cfg, const char *path, bool must_exist,
 		}
 		if (r < 0 && !ret)
 			ret = r;
-		free(list[i]);
 	}
 	free(list);
 

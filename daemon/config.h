@@ -31,6 +31,13 @@
 #define THPD_CONFIG_SECTION_MAX 49
 #define THPD_CONFIG_FILE_MAX (1 << 20)
 #define THPD_CONF_PATH "/etc/thpd/thpd.conf"
+/*
+ * Where the drop-ins of THPD_CONF_PATH live, highest precedence first (as
+ * systemd's daemons: the administrator's, runtime, the vendor's); a file
+ * name found in an earlier directory hides it in the later ones.
+ */
+#define THPD_DROPIN_DIRS "/etc/thpd/thpd.conf.d", "/run/thpd/thpd.conf.d", \
+	"/usr/lib/thpd/thpd.conf.d"
 
 enum thpd_diag_level { THPD_DIAG_WARNING, THPD_DIAG_FATAL };
 
@@ -139,12 +146,17 @@ int thpd_config_finish(struct thpd_config *cfg, const struct thpd_name_lookup *l
 		       const struct thpd_diag *diag);
 
 /*
- * Defaults, then path, then path.d/ *.conf in lexical order, then
- * thpd_config_finish() with the system's passwd/group databases. A missing
- * path is fine unless must_exist (an explicit --config); anything that is
- * not a regular file, or cannot be read, is fatal. 0 or -errno.
+ * Defaults, then path, then the drop-ins (*.conf) of its directories merged
+ * by name, in lexical order of name, then thpd_config_finish() with the
+ * system's passwd/group databases. A missing path is fine unless
+ * must_exist (an explicit --config); anything that is not a regular file,
+ * or cannot be read, is fatal. 0 or -errno. The directories:
+ * THPD_DROPIN_DIRS for THPD_CONF_PATH, path.d for any other file.
  */
 int thpd_config_load(struct thpd_config *cfg, const char *path, bool must_exist,
 		     const struct thpd_diag *diag);
+/* the same with the drop-in directories given (NULL-ended, highest first) */
+int thpd_config_load_dirs(struct thpd_config *cfg, const char *path, bool must_exist,
+			  const char *const *dirs, const struct thpd_diag *diag);
 
 #endif
