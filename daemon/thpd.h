@@ -27,7 +27,8 @@
 #define THPD_EXIT_OK 0
 #define THPD_EXIT_FAILURE 1	/* start-up self-check or set-up failed */
 #define THPD_EXIT_USAGE 2
-#define THPD_EXIT_CONFIG 3	/* configuration unusable */
+/* configuration unusable: systemd's EXIT_CONFIG (BSD's EX_CONFIG), "78/CONFIG" */
+#define THPD_EXIT_CONFIG 78
 
 struct conn;
 

@@ -90,7 +90,10 @@ setup() {
 	run -0 systemctl show -p Result --value thpd.service
 	assert_output exit-code
 	run -0 systemctl show -p ExecMainStatus --value thpd.service
-	assert_output 3
+	assert_output 78
+	# systemd names it from its table of exit codes
+	run systemctl status thpd.service --no-pager
+	assert_output --partial "status=78/CONFIG"
 	run -0 journal_since "$mark" -o cat
 	assert_output --partial "$THPD_DROPIN:3: invalid Mode=sometimes"
 	assert_output --partial "unusable, not starting"

@@ -64,7 +64,7 @@ client() {
 	assert_output --partial "Try 'thpd --help'"
 }
 
-@test "--check-config: OK, warnings with file:line, fatal errors exit 3" {
+@test "--check-config: OK, warnings with file:line, fatal errors exit 78 (EXIT_CONFIG)" {
 	printf '[Global]\nMode=always\n[Rule a]\nExe=/bin/a\nPolicy=advise\n' >"$CONF"
 	run -0 "$THPD" --check-config --config "$CONF"
 	assert_output --partial "OK, 1 rule"
@@ -72,11 +72,11 @@ client() {
 	run -0 "$THPD" --check-config --config "$CONF"
 	assert_output --partial "$CONF:3: warning: unknown key Bogus="
 	printf '[Global]\n\nMode=alwayz\n' >"$CONF"
-	run -3 "$THPD" --check-config --config "$CONF"
+	run -78 "$THPD" --check-config --config "$CONF"
 	assert_output --partial "$CONF:3: error: invalid Mode=alwayz"
 	printf '[Global]\nDefrag=x\n' >"$CONF.d/10-x.conf"
 	printf '[Global]\nMode=always\n' >"$CONF"
-	run -3 "$THPD" --check-config --config "$CONF"
+	run -78 "$THPD" --check-config --config "$CONF"
 	assert_output --partial "$CONF.d/10-x.conf:2: error: invalid Defrag=x"
 }
 
@@ -138,9 +138,9 @@ client() {
 	done
 }
 
-@test "start with an unusable configuration: exit 3, file:line on stderr, nothing changed" {
+@test "start with an unusable configuration: exit 78, file:line on stderr, nothing changed" {
 	printf '[Global]\nMode=sometimes\n' >"$CONF"
-	THP_ROOT=$R STATE_DIRECTORY=$BATS_TEST_TMPDIR/state run -3 "$THPD" --config "$CONF" --socket "$SOCK"
+	THP_ROOT=$R STATE_DIRECTORY=$BATS_TEST_TMPDIR/state run -78 "$THPD" --config "$CONF" --socket "$SOCK"
 	assert_output --partial "$CONF:2: invalid Mode=sometimes"
 	assert_output --partial "unusable, not starting"
 	run cat "$T/enabled"
