@@ -83,24 +83,24 @@ client() {
 @test "--config: an empty name is a usage error, a missing file is fatal" {
 	run -2 "$THPD" --check-config --config ""
 	assert_output --partial "--config needs a file name"
-	run -3 "$THPD" --check-config --config "$CONF.typo"
+	run -78 "$THPD" --check-config --config "$CONF.typo"
 	assert_output --partial "$CONF.typo: error: no such file"
-	THP_ROOT=$R STATE_DIRECTORY=$BATS_TEST_TMPDIR/state run -3 "$THPD" --config "$CONF.typo" --socket "$SOCK"
+	THP_ROOT=$R STATE_DIRECTORY=$BATS_TEST_TMPDIR/state run -78 "$THPD" --config "$CONF.typo" --socket "$SOCK"
 	assert_output --partial "no such file"
 	assert_equal "$(cat "$T/enabled")" "always [madvise] never"
 }
 
 @test "a drop-in that is not a regular file is refused at once (device, FIFO, directory)" {
 	ln -s /dev/zero "$CONF.d/10-zero.conf"
-	run -3 timeout 10 "$THPD" --check-config --config "$CONF"
+	run -78 timeout 10 "$THPD" --check-config --config "$CONF"
 	assert_output --partial "$CONF.d/10-zero.conf: error: not a regular file"
 	rm "$CONF.d/10-zero.conf"
 	mkfifo "$CONF.d/20-fifo.conf"
-	run -3 timeout 10 "$THPD" --check-config --config "$CONF"
+	run -78 timeout 10 "$THPD" --check-config --config "$CONF"
 	assert_output --partial "$CONF.d/20-fifo.conf: error: not a regular file"
 	rm "$CONF.d/20-fifo.conf"
 	mkdir "$CONF.d/30-dir.conf"
-	run -3 timeout 10 "$THPD" --check-config --config "$CONF"
+	run -78 timeout 10 "$THPD" --check-config --config "$CONF"
 	assert_output --partial "30-dir.conf: error:"
 	rmdir "$CONF.d/30-dir.conf"
 	# a symlink to a regular file is a normal drop-in
@@ -112,18 +112,18 @@ client() {
 @test "over-long line, section name or value: fatal at file:line, the tail never applied" {
 	# 197: Debian's libinih 55 splits the line right before Mode= and applied it
 	{ printf '[Global]\n# %0197d' 0; printf 'Mode=sometimes\n'; } >"$CONF"
-	run -3 "$THPD" --check-config --config "$CONF"
+	run -78 "$THPD" --check-config --config "$CONF"
 	assert_output --partial "$CONF:2: error: line longer than 198 characters"
 	refute_output --partial "invalid Mode=sometimes"
 	refute_output --partial "OK"
 	printf '[Global]\n[Rule %060d]\nComm=x\n' 0 >"$CONF"
-	run -3 "$THPD" --check-config --config "$CONF"
+	run -78 "$THPD" --check-config --config "$CONF"
 	assert_output --partial "$CONF:2: error: section name longer than 49 characters"
 	printf '[Global]\nAdminGroup=%070d\n' 0 >"$CONF"
-	run -3 "$THPD" --check-config --config "$CONF"
+	run -78 "$THPD" --check-config --config "$CONF"
 	assert_output --partial "$CONF:2: error: AdminGroup= in [Global] is longer than 63 characters"
 	printf '[Global]\nMode=never\0junk\n' >"$CONF"
-	run -3 "$THPD" --check-config --config "$CONF"
+	run -78 "$THPD" --check-config --config "$CONF"
 	assert_output --partial "$CONF:2: error: a NUL byte in the line"
 }
 
