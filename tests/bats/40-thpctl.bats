@@ -6,6 +6,7 @@
 # translated to words, glibc's tunable, PR_SET_THP_DISABLE, "unsupported".
 
 load helpers
+load hold
 
 setup_file() {
 	thp_save_knobs
@@ -34,11 +35,11 @@ setup() {
 	THPCTL=$(command -v thpctl) || fail "thpctl is not installed"
 	# THP_ROOT is for tests only; nothing may leak in from outside
 	unset GLIBC_TUNABLES THP_ROOT THPD_SOCKET
-	HOLD_PID=
+	HELD=
 }
 
 teardown() {
-	hold_stop
+	hold_kill
 }
 
 # the series' patches; each test needing one skips without it
@@ -61,26 +62,6 @@ features_json() {
 	[ -e /proc/self/thp_policy ] && p=true
 	[ -e /proc/self/thp_stat ] && s=true
 	echo "{\"mode_file\": $m, \"thp_policy\": $p, \"thp_stat\": $s}"
-}
-
-# hold_start ARGS: thp-touch ARGS --hold in the background, ready when this
-# returns; HOLD_PID is its pid. hold_stop ends it (EOF on its stdin).
-hold_start() {
-	local out=$BATS_TEST_TMPDIR/hold.out fifo=$BATS_TEST_TMPDIR/hold.in
-	mkfifo "$fifo"
-	"$THP_HELPERS/thp-touch" "$@" --hold <"$fifo" >"$out" 2>&1 3>&- &
-	HOLD_PID=$!
-	exec 8>"$fifo"
-	timeout 120 bash -c 'until grep -q "^ready" "$1"; do
-		kill -0 "$2" 2>/dev/null || exit 1; sleep 0.1; done' _ "$out" "$HOLD_PID" ||
-		fail "thp-touch did not get ready: $(cat "$out")"
-}
-
-hold_stop() {
-	[ -n "${HOLD_PID-}" ] || return 0
-	exec 8>&-
-	timeout 60 tail --pid="$HOLD_PID" -f /dev/null || kill -9 "$HOLD_PID" 2>/dev/null
-	HOLD_PID=
 }
 
 # ---- status ----
@@ -274,10 +255,10 @@ stock_advise_malloc() {
 
 @test "ps: a process's hugepages (and counters and policy when the kernel has them)" {
 	thp_set enabled madvise
-	hold_start --size 8 --madvise
-	run -0 "$THPCTL" ps --json "$HOLD_PID"
+	hold_start "$THP_HELPERS/thp-touch" --size 8 --madvise --hold
+	run -0 "$THPCTL" ps --json "$HELD"
 	local j=$output
-	run -0 jq -e --argjson p "$HOLD_PID" 'length == 1 and .[0].pid == $p
+	run -0 jq -e --argjson p "$HELD" 'length == 1 and .[0].pid == $p
 		and .[0].comm == "thp-touch" and .[0].anon_huge_kib >= 8192' <<<"$j"
 	if [ -e /proc/self/thp_policy ]; then
 		run -0 jq -e '.[0].policy == "default"' <<<"$j"
@@ -287,12 +268,12 @@ stock_advise_malloc() {
 	if [ -e /proc/self/thp_stat ]; then
 		run -0 jq -e '.[0].thp_pmd_mapped >= 4 and .[0].thp_fault_alloc >= 4' <<<"$j"
 	fi
-	run -0 "$THPCTL" ps "$HOLD_PID"
+	run -0 "$THPCTL" ps "$HELD"
 	assert_line --index 0 --regexp '^ *PID +COMM +.*ANONHUGE_KIB'
-	assert_line --index 1 --regexp "^ *$HOLD_PID +thp-touch +"
+	assert_line --index 1 --regexp "^ *$HELD +thp-touch +"
 	# in the full list, which the biggest user heads when sorted
 	run -0 "$THPCTL" --json ps --sort=anon_huge_kib
-	run -0 jq -e --argjson p "$HOLD_PID" 'any(.[]; .pid == $p) and .[0].anon_huge_kib >= 8192
+	run -0 jq -e --argjson p "$HELD" 'any(.[]; .pid == $p) and .[0].anon_huge_kib >= 8192
 		and (map(.pid) | unique | length) == length' <<<"$output"
 }
 
@@ -309,25 +290,25 @@ stock_advise_malloc() {
 @test "policy: read and set another process's policy" {
 	need_policy
 	thp_set enabled madvise
-	hold_start --size 2
-	run -0 "$THPCTL" policy "$HOLD_PID"
+	hold_start "$THP_HELPERS/thp-touch" --size 2 --hold
+	run -0 "$THPCTL" policy "$HELD"
 	assert_line --regexp '^policy: +default$'
-	run -0 "$THPCTL" policy "$HOLD_PID" advise
+	run -0 "$THPCTL" policy "$HELD" advise
 	assert_line --regexp '^policy: +advise$'
-	[ "$(cat "/proc/$HOLD_PID/thp_policy")" = advise ] || fail "kernel says $(cat "/proc/$HOLD_PID/thp_policy")"
-	run -0 "$THPCTL" --json policy "$HOLD_PID"
+	[ "$(cat "/proc/$HELD/thp_policy")" = advise ] || fail "kernel says $(cat "/proc/$HELD/thp_policy")"
+	run -0 "$THPCTL" --json policy "$HELD"
 	jq -e '.policy == "advise" and .comm == "thp-touch"' <<<"$output"
-	run -2 "$THPCTL" policy "$HOLD_PID" sometimes
+	run -2 "$THPCTL" policy "$HELD" sometimes
 	run -1 "$THPCTL" policy 4194304
 }
 
 @test "policy: setting needs privilege (exit 1, the file named)" {
 	need_policy
 	command -v setpriv >/dev/null || skip "no setpriv"
-	hold_start --size 2
-	run -1 setpriv --reuid=65534 --regid=65534 --clear-groups "$THPCTL" policy "$HOLD_PID" never
-	assert_output --partial "/proc/$HOLD_PID/thp_policy"
-	[ "$(cat "/proc/$HOLD_PID/thp_policy")" = default ] || fail "policy changed"
+	hold_start "$THP_HELPERS/thp-touch" --size 2 --hold
+	run -1 setpriv --reuid=65534 --regid=65534 --clear-groups "$THPCTL" policy "$HELD" never
+	assert_output --partial "/proc/$HELD/thp_policy"
+	[ "$(cat "/proc/$HELD/thp_policy")" = default ] || fail "policy changed"
 }
 
 @test "policy on a stock kernel: unsupported, exit 2" {
@@ -338,12 +319,12 @@ stock_advise_malloc() {
 
 @test "policy --collapse: MADV_COLLAPSE makes a process's plain memory huge" {
 	thp_set enabled madvise
-	hold_start --size 8
-	run -0 "$THPCTL" ps --json "$HOLD_PID"
+	hold_start "$THP_HELPERS/thp-touch" --size 8 --hold
+	run -0 "$THPCTL" ps --json "$HELD"
 	jq -e '.[0].anon_huge_kib == 0' <<<"$output" || fail "already huge: $output"
-	run -0 "$THPCTL" --json policy --collapse "$HOLD_PID"
+	run -0 "$THPCTL" --json policy --collapse "$HELD"
 	run -0 jq -e '.collapse.ranges >= 1 and .collapse.anon_huge_kib_before == 0
 		and .collapse.anon_huge_kib_after >= 8192' <<<"$output"
-	run -0 "$THPCTL" --json ps "$HOLD_PID"
+	run -0 "$THPCTL" --json ps "$HELD"
 	jq -e '.[0].anon_huge_kib >= 8192' <<<"$output"
 }

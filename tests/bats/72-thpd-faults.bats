@@ -167,15 +167,11 @@ in_thpd_ns() {
 # Any local user may connect (SocketMode=0666): idle connections must not use
 # up what root needs to reach thpd.
 @test "64 idle connections of an unprivileged user do not lock root out" {
-	local out=$BATS_TEST_TMPDIR/idle.out i
+	local out=$BATS_TEST_TMPDIR/idle.out
 	setpriv --reuid=65534 --regid=65534 --clear-groups -- \
 		"$THP_HELPERS/thp-stress-sock" --socket "$SOCK" --idle 64 --hold-seconds 90 >"$out" 2>&1 &
 	local holder=$!
-	for i in $(seq 100); do
-		grep -q '^ready' "$out" && break
-		sleep 0.2
-	done
-	grep -q '^ready' "$out" || { kill "$holder"; fail "the idle clients did not connect: $(cat "$out")"; }
+	wait_ready "$out" "$holder" 20 || { kill "$holder"; fail "the idle clients did not connect: $(cat "$out")"; }
 	echo "# $(tr '\n' ' ' <"$out")" >&3
 	run timeout 60 "$THP_HELPERS/thp-stress-sock" --socket "$SOCK" --ping --timeout-ms 20000
 	kill "$holder" 2>/dev/null || true
@@ -190,10 +186,7 @@ in_thpd_ns() {
 	rm -f "$CONF"
 	systemctl reload thpd.service
 	# the reload is asynchronous (SIGHUP): give it a moment, bounded
-	for _ in $(seq 50); do
-		[ "$(systemctl show -p ActiveState --value thpd.service)" = active ] && break
-		sleep 0.2
-	done
+	wait_until 10 bash -c '[ "$(systemctl show -p ActiveState --value thpd.service)" = active ]' || true
 	assert_still_serving
 	cp -a "$BATS_FILE_TMPDIR/saved/thpd.conf" "$CONF"
 	systemctl reload thpd.service

@@ -8,6 +8,10 @@
 # setup_file and teardown_file (defined at the end); a suite that needs more
 # defines its own and calls them.
 
+# wait_until, wait_ready
+# shellcheck source=hold.bash
+. "${BASH_SOURCE[0]%/*}/hold.bash"
+
 THPD_CONF_DIR=/etc/thpd
 THPD_DROPIN=$THPD_CONF_DIR/thpd.conf.d/90-bats-test.conf
 THPD_UNIT_DROPIN_DIR=/run/systemd/system/thpd.service.d
@@ -134,18 +138,6 @@ journal_has() {
 # journal_wait SECONDS CURSOR EVENT
 journal_wait() {
 	wait_until "$1" journal_has "$2" "$3"
-}
-
-# wait_until SECONDS CMD...: poll CMD every 0.1 s until it succeeds
-wait_until() {
-	local t=$1 end
-	shift
-	end=$(($(date +%s%N) + t * 1000000000))
-	while [ "$(date +%s%N)" -lt "$end" ]; do
-		"$@" >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
-	return 1
 }
 
 # the documented capability set (thpd(8), SECURITY)

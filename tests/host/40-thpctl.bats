@@ -8,6 +8,7 @@
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+load ../bats/hold
 
 SYS=sys/kernel/mm/transparent_hugepage
 
@@ -555,8 +556,7 @@ print("ready", flush=True)
 sys.stdin.read()' <"$BATS_TEST_TMPDIR/fifo" >"$out" 3>&- &
 	pid=$!
 	exec 8>"$BATS_TEST_TMPDIR/fifo"
-	timeout 30 bash -c 'until grep -q ready "$1"; do kill -0 "$2" || exit 1; sleep 0.1; done' _ "$out" "$pid" ||
-		fail "holder not ready"
+	wait_ready "$out" "$pid" 30 || fail "holder not ready: $(cat "$out")"
 	run --separate-stderr "$THPCTL" --json policy --collapse "$pid"
 	exec 8>&-
 	wait "$pid" || true
@@ -595,8 +595,7 @@ else:
 c.close()
 PY
 	PEER=$!
-	timeout 10 bash -c 'until [ -S "$1" ]; do sleep 0.05; done' _ "$THPD_SOCKET" ||
-		fail "scripted peer did not start"
+	wait_until --pid "$PEER" 10 test -S "$THPD_SOCKET" || fail "scripted peer did not start"
 }
 
 @test "enable through thpd: request framing, and no sysfs write by thpctl" {

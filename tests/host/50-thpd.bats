@@ -7,6 +7,7 @@
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+load ../bats/hold
 
 : "${BUILD_DIR:=build}"
 THPD=$BUILD_DIR/thpd
@@ -42,11 +43,7 @@ start_thpd() {
 	THP_ROOT=$R STATE_DIRECTORY=$BATS_TEST_TMPDIR/state \
 		"$THPD" --config "$CONF" --socket "$SOCK" 2>"$BATS_TEST_TMPDIR/log" &
 	PID=$!
-	for _ in $(seq 100); do
-		[ -S "$SOCK" ] && return 0
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.05
-	done
+	wait_until --pid "$PID" 5 test -S "$SOCK" && return 0
 	cat "$BATS_TEST_TMPDIR/log" >&2
 	fail "thpd did not come up"
 }
@@ -263,10 +260,7 @@ client() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups -- \
 		"$BUILD_DIR/helpers/thp-stress-sock" --socket "$SOCK" --idle 40 --hold-seconds 30 >"$out" 2>&1 &
 	local holder=$!
-	for _ in $(seq 100); do
-		grep -q '^ready' "$out" && break
-		sleep 0.1
-	done
+	wait_ready "$out" "$holder" 10 || fail "the idle clients did not connect: $(cat "$out")"
 	# the 17th connection of the same user is told it is busy (or, when
 	# its request crossed thpd's close, finds the connection closed)
 	run setpriv --reuid=65534 --regid=65534 --clear-groups -- timeout 10 "$CLIENT" --socket "$SOCK" '{"cmd":"ping"}'
