@@ -108,3 +108,26 @@ TOP=$BATS_TEST_DIRNAME/../..
 	run -0 grep -E '^-include ' "$TOP/Makefile"
 	assert_output "-include \$(shell find \$(BUILD) -name '*.d' -type f 2>/dev/null)"
 }
+
+@test "README: under 120 lines, every table row on one line of at most 100 characters" {
+	# what a newcomer reads in five minutes; longer text goes to docs/*.md
+	run -0 wc -l <"$TOP/README.md"
+	[ "$output" -lt 120 ] || fail "README.md has $output lines"
+	run -0 awk '/^\|/ && length > 100 { print FILENAME ":" FNR ": " length " characters" }' \
+		"$TOP/README.md" "$TOP/tests/README.md" "$TOP/docs/testing.md"
+	assert_output ''
+}
+
+@test "kernel/README.md lists every patch of the series by its subject" {
+	# the series is rewritten now and then: its README follows
+	local n=0 subject
+	while IFS= read -r subject; do
+		n=$((n + 1))
+		grep -qF "| $n | ${subject#mm: thp: } |" "$TOP/kernel/README.md" ||
+			fail "kernel/README.md has no row '| $n | ${subject#mm: thp: } |'"
+	done < <(awk '/^Subject: /{s=$0; getline; while ($0 ~ /^ /) { s = s $0; getline } print s}' \
+		"$TOP/kernel/sysfs-thp.patch" | sed 's/^Subject: \[PATCH [0-9]*\/[0-9]*\] //')
+	[ "$n" -gt 0 ] || fail "no Subject: line in kernel/sysfs-thp.patch"
+	run -0 grep -cE '^\| [0-9]+ \| ' "$TOP/kernel/README.md"
+	assert_output "$n"
+}
