@@ -13,8 +13,12 @@
 #include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <langinfo.h>
+#include <locale.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 /* text labels where the JSON key is not the best thing to show */
 static const struct label {
@@ -52,18 +56,140 @@ static const char *text_label(const char *key)
 	return l && l->text ? l->text : key;
 }
 
-static void header_of(const char *key, char *buf, size_t size)
+/*
+ * Text for people: names come from processes and files anybody can set, so
+ * nothing reaches the terminal as a control. As ps(1) of procps does: in a
+ * UTF-8 locale a valid character is shown, C0 and C1 controls, DEL and every
+ * byte of an invalid sequence show as '?'; in any other locale every byte
+ * that is not printable ASCII shows as '?'.
+ */
+static bool utf8_locale;
+
+void output_init(void)
+{
+	const char *cs;
+
+	setlocale(LC_CTYPE, "");
+	cs = nl_langinfo(CODESET);
+	utf8_locale = cs && strcmp(cs, "UTF-8") == 0;
+}
+
+/*
+ * Length of the well-formed UTF-8 sequence at s (RFC 3629: shortest form,
+ * no surrogates, at most U+10FFFF; table 3-7 of the Unicode standard), or 0.
+ */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (size_t i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* a C1 control (U+0080..U+009F) as UTF-8 */
+static bool is_c1(const unsigned char *s, size_t len)
+{
+	return len == 2 && s[0] == 0xc2 && s[1] <= 0x9f;
+}
+
+size_t put_text(FILE *f, const char *str)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t cells = 0;
+
+	while (*s) {
+		size_t len = utf8_len(s);
+		bool bad = len == 0 || *s < 0x20 || *s == 0x7f || is_c1(s, len) ||
+			   (len > 1 && !utf8_locale);
+		int w = 1;
+
+		if (bad) {
+			/* one '?' per byte of an invalid sequence or in a non-UTF-8 locale */
+			if (len == 0 || !utf8_locale)
+				len = 1;
+			if (f)
+				fputc('?', f);
+		} else {
+			if (len > 1) {
+				wchar_t wc;
+				mbstate_t ps = {};
+
+				if (mbrtowc(&wc, (const char *)s, len, &ps) == len)
+					w = wcwidth(wc);
+				if (w < 0)
+					w = 1;
+			}
+			if (f)
+				fwrite(s, 1, len, f);
+		}
+		cells += (size_t)w;
+		s += len;
+	}
+	return cells;
+}
+
+/* s escaped, padded with blanks to width cells (right-aligned if right) */
+static void put_cell(FILE *f, const char *s, size_t width, bool right)
+{
+	size_t w = put_text(NULL, s);
+	int pad = w < width ? (int)(width - w) : 0;
+
+	if (right)
+		fprintf(f, "%*s", pad, "");
+	put_text(f, s);
+	if (!right)
+		fprintf(f, "%*s", pad, "");
+}
+
+/* a column's header: its label, else the key in capitals */
+static void put_header(FILE *f, const char *key, size_t width, bool right)
 {
 	const struct label *l = find_label(key);
-	size_t i;
+	char *up;
 
 	if (l && l->header) {
-		snprintf(buf, size, "%s", l->header);
+		put_cell(f, l->header, width, right);
 		return;
 	}
-	for (i = 0; key[i] && i + 1 < size; i++)
-		buf[i] = (char)toupper((unsigned char)key[i]);
-	buf[i] = '\0';
+	up = strdup(key);
+	if (!up) {
+		put_cell(f, key, width, right);
+		return;
+	}
+	for (char *p = up; *p; p++)
+		*p = (char)toupper((unsigned char)*p);
+	put_cell(f, up, width, right);
+	free(up);
+}
+
+static size_t header_width(const char *key)
+{
+	const struct label *l = find_label(key);
+
+	return put_text(NULL, l && l->header ? l->header : key);
 }
 
 static const char *scalar_text(const char *key, struct json_object *v)
@@ -95,33 +221,38 @@ static bool is_number(struct json_object *v)
 	return t == json_type_int || t == json_type_double;
 }
 
-static void print_table(FILE *f, struct json_object *arr, int indent)
+static int print_table(FILE *f, struct json_object *arr, int indent)
 {
 	size_t rows = json_object_array_length(arr), ncol = 0;
-	const char *cols[32];
-	int width[32];
-	char hdr[64];
 	struct json_object *first;
+	const char **cols;
+	size_t *width;
 
 	if (rows == 0)
-		return;
+		return 0;
 	first = json_object_array_get_idx(arr, 0);
 	if (!json_object_is_type(first, json_type_object))
-		return;
+		return 0;
+	/* every column of the first row, however many */
+	cols = calloc((size_t)json_object_object_length(first) + 1, sizeof(*cols));
+	width = calloc((size_t)json_object_object_length(first) + 1, sizeof(*width));
+	if (!cols || !width) {
+		free(cols);
+		free(width);
+		return -ENOMEM;
+	}
 	json_object_object_foreach(first, k, v0) {
 		(void)v0;
-		if (ncol < 32)
-			cols[ncol++] = k;
+		cols[ncol++] = k;
 	}
 	for (size_t c = 0; c < ncol; c++) {
-		header_of(cols[c], hdr, sizeof(hdr));
-		width[c] = (int)strlen(hdr);
+		width[c] = header_width(cols[c]);
 		for (size_t r = 0; r < rows; r++) {
 			struct json_object *v;
-			int w = 1;
+			size_t w = 1;
 
 			if (json_object_object_get_ex(json_object_array_get_idx(arr, r), cols[c], &v))
-				w = (int)strlen(scalar_text(cols[c], v));
+				w = put_text(NULL, scalar_text(cols[c], v));
 			if (w > width[c])
 				width[c] = w;
 		}
@@ -130,12 +261,11 @@ static void print_table(FILE *f, struct json_object *arr, int indent)
 	fprintf(f, "%*s", indent, "");
 	for (size_t c = 0; c < ncol; c++) {
 		struct json_object *v = NULL;
-		bool num;
 
 		json_object_object_get_ex(first, cols[c], &v);
-		num = is_number(v);
-		header_of(cols[c], hdr, sizeof(hdr));
-		fprintf(f, "%s%*s", c ? " " : "", num ? width[c] : -width[c], hdr);
+		if (c)
+			fputc(' ', f);
+		put_header(f, cols[c], width[c], is_number(v));
 	}
 	fputc('\n', f);
 	for (size_t r = 0; r < rows; r++) {
@@ -151,22 +281,25 @@ static void print_table(FILE *f, struct json_object *arr, int indent)
 				s = scalar_text(cols[c], v);
 				num = is_number(v);
 			}
+			if (c)
+				fputc(' ', f);
 			/* no trailing blanks after the last column */
-			if (c + 1 == ncol && !num)
-				fprintf(f, " %s", s);
-			else
-				fprintf(f, "%s%*s", c ? " " : "", num ? width[c] : -width[c], s);
+			put_cell(f, s, c + 1 == ncol && !num ? 0 : width[c], num);
 		}
 		fputc('\n', f);
 	}
+	free(cols);
+	free(width);
+	return 0;
 }
 
-static void print_object(FILE *f, struct json_object *obj, int indent)
+static int print_object(FILE *f, struct json_object *obj, int indent)
 {
-	int width = 0;
+	size_t width = 0;
+	int r = 0;
 
 	json_object_object_foreach(obj, k0, v0) {
-		int w = (int)strlen(text_label(k0));
+		size_t w = put_text(NULL, text_label(k0));
 
 		if (is_scalar(v0) && w > width)
 			width = w;
@@ -174,41 +307,97 @@ static void print_object(FILE *f, struct json_object *obj, int indent)
 	json_object_object_foreach(obj, k, v) {
 		const char *label = text_label(k);
 
+		fprintf(f, "%*s", indent, "");
 		if (is_scalar(v)) {
-			fprintf(f, "%*s%s:%*s %s\n", indent, "", label,
-				width - (int)strlen(label), "", scalar_text(k, v));
+			put_text(f, label);
+			fputc(':', f);
+			put_cell(f, "", width - put_text(NULL, label), false);
+			fputc(' ', f);
+			put_text(f, scalar_text(k, v));
+			fputc('\n', f);
 		} else if (json_object_is_type(v, json_type_object)) {
-			fprintf(f, "%*s%s:\n", indent, "", label);
-			print_object(f, v, indent + 4);
+			put_text(f, label);
+			fputs(":\n", f);
+			r = print_object(f, v, indent + 4);
 		} else if (json_object_array_length(v) > 0 &&
 			   json_object_is_type(json_object_array_get_idx(v, 0),
 					       json_type_object)) {
-			print_table(f, v, indent);
+			r = print_table(f, v, indent);
 		} else {
-			fprintf(f, "%*s%s:", indent, "", label);
-			for (size_t i = 0; i < json_object_array_length(v); i++)
-				fprintf(f, " %s", scalar_text(k, json_object_array_get_idx(v, i)));
+			put_text(f, label);
+			fputc(':', f);
+			for (size_t i = 0; i < json_object_array_length(v); i++) {
+				fputc(' ', f);
+				put_text(f, scalar_text(k, json_object_array_get_idx(v, i)));
+			}
 			fputc('\n', f);
 		}
+		if (r < 0)
+			return r;
 	}
+	return 0;
+}
+
+/*
+ * JSON text as json-c wrote it, made valid UTF-8 and safe on a terminal:
+ * every byte of an invalid sequence becomes U+FFFD, DEL and C1 controls
+ * become \u escapes (json-c escapes C0 itself). Such bytes are only ever
+ * inside strings, where both are valid JSON. Caller frees.
+ */
+static char *json_text_safe(const char *js)
+{
+	const unsigned char *s = (const unsigned char *)js;
+	char *out = malloc(strlen(js) * 6 + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	while (*s) {
+		size_t len = utf8_len(s);
+
+		if (len == 0) {
+			memcpy(o, "\xef\xbf\xbd", 3);
+			o += 3;
+			s++;
+		} else if (*s == 0x7f || is_c1(s, len)) {
+			o += sprintf(o, "\\u%04x", len == 1 ? *s : s[1]);
+			s += len;
+		} else {
+			memcpy(o, s, len);
+			o += len;
+			s += len;
+		}
+	}
+	*o = '\0';
+	return out;
 }
 
 int output(struct json_object *obj, bool json)
 {
+	int r = 0;
+
 	if (!obj) {
 		log_error("out of memory");
 		return -ENOMEM;
 	}
-	if (json)
-		printf("%s\n", json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PRETTY |
-							      JSON_C_TO_STRING_SPACED |
-							      JSON_C_TO_STRING_NOSLASHESCAPE));
-	else if (json_object_is_type(obj, json_type_array))
-		print_table(stdout, obj, 0);
-	else
-		print_object(stdout, obj, 0);
+	if (json) {
+		char *js = json_text_safe(json_object_to_json_string_ext(obj,
+				JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
+				JSON_C_TO_STRING_NOSLASHESCAPE));
+
+		if (js)
+			printf("%s\n", js);
+		else
+			r = -ENOMEM;
+		free(js);
+	} else if (json_object_is_type(obj, json_type_array)) {
+		r = print_table(stdout, obj, 0);
+	} else {
+		r = print_object(stdout, obj, 0);
+	}
 	json_object_put(obj);
-	return 0;
+	if (r < 0)
+		log_error("out of memory");
+	return r;
 }
 
 void jadd_str(struct json_object *o, const char *key, const char *val)

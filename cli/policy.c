@@ -27,7 +27,7 @@ int verb_policy(struct verb_args *a)
 {
 	struct json_object *o, *c = NULL;
 	struct thp_state st;
-	char comm[64], path[64];
+	char comm[COMM_SIZE], path[64];
 	int policy, r;
 	pid_t pid;
 

@@ -34,6 +34,11 @@ int read_comm(pid_t pid, char *comm, size_t size)
 	r = thp_read_file(path, comm, size);
 	if (r < 0)
 		return r;
-	comm[strcspn(comm, "\n")] = '\0';
+	/*
+	 * The kernel adds one newline; any other byte is the name's own, a
+	 * newline too (output escapes it), so only that one goes.
+	 */
+	if (r > 0 && comm[r - 1] == '\n')
+		comm[r - 1] = '\0';
 	return 0;
 }

@@ -19,7 +19,7 @@ static int ps_row(pid_t pid, const struct thp_state *st, struct json_object **ou
 		  const char **what)
 {
 	static char buf[16384];
-	char path[64], comm[64];
+	char path[64], comm[COMM_SIZE];
 	struct json_object *row;
 	uint64_t anon;
 	int r, policy;

@@ -84,26 +84,38 @@ static const struct verb verbs[] = {
 
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
 
+/* "thpctl: " and the message, escaped: it may quote names and replies */
+static void vlog(const char *fmt, va_list ap)
+{
+	char *msg;
+
+	fputs("thpctl: ", stderr);
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fputs("out of memory", stderr);
+	} else {
+		put_text(stderr, msg);
+		free(msg);
+	}
+	fputc('\n', stderr);
+}
+
 void log_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("thpctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vlog(fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 int usage_error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("thpctl: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vlog(fmt, ap);
 	va_end(ap);
-	fputs("\nTry 'thpctl --help' for more information.\n", stderr);
+	fputs("Try 'thpctl --help' for more information.\n", stderr);
 	return EXIT_USAGE;
 }
 
@@ -270,6 +282,7 @@ int main(int argc, char **argv)
 	const struct verb *v = NULL;
 	int c, r;
 
+	output_init();
 	thp_root_init();
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+jhV", opts, NULL)) != -1) {

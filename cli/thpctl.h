@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /* exit codes (documented in thpctl(1)) */
@@ -44,6 +45,14 @@ int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 const char *full_path(const char *path);
 
 /*
+ * Text for a terminal (output.c): call output_init() first (it reads the
+ * locale). put_text writes s to f (if not NULL) with controls and invalid
+ * bytes shown as '?', as ps(1) does; returns the terminal cells it takes.
+ */
+void output_init(void);
+size_t put_text(FILE *f, const char *s);
+
+/*
  * The one print path of every read verb: the verb builds a JSON object, this
  * prints it as JSON (--json) or as text. Takes the reference.
  */
@@ -66,7 +75,12 @@ int thpctl_call(const char *cmd, const char *value, struct json_object **reply,
 
 /* process.c: a PID operand (decimal, > 0) */
 bool parse_pid(const char *s, pid_t *pid);
-/* /proc/PID/comm without its newline; 0 or -errno */
+/*
+ * /proc/PID/comm without the newline the kernel adds, raw bytes (print it
+ * through output()); 0 or -errno, -EFBIG if longer than size - 1 bytes.
+ * The kernel's names are at most 64 bytes (a kernel thread's).
+ */
+#define COMM_SIZE 256
 int read_comm(pid_t pid, char *comm, size_t size);
 
 /* policy --collapse: results added to out; 0 or -errno (logged) */

@@ -498,6 +498,102 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	echo "$output" | jq -e '. == []'
 }
 
+# ---- ps: process names are data, not terminal commands (issue 20, class 3) ----
+# A process of this test names itself (raw bytes into /proc/self/comm, as
+# prctl(PR_SET_NAME) does) and waits; thpctl ps reads the real /proc.
+
+# named NAME: start a process that names itself NAME with prctl(PR_SET_NAME)
+# (raw bytes, up to 15) and waits; sets NAMED_PID (teardown ends it)
+named() {
+	local fifo=$BATS_TEST_TMPDIR/hold
+	command -v python3 >/dev/null || skip "no python3 for a process that renames itself"
+	mkfifo "$fifo"
+	python3 -c 'import ctypes, os, sys
+if ctypes.CDLL(None, use_errno=True).prctl(15, os.fsencode(sys.argv[1]), 0, 0, 0):
+    sys.exit("PR_SET_NAME: " + os.strerror(ctypes.get_errno()))
+sys.stdin.read()' "$1" <"$fifo" >/dev/null 2>&1 3>&- &
+	NAMED_PID=$!
+	exec 8>"$fifo"
+	timeout 10 bash -c 'until [ "$(cat /proc/$1/comm)" = "$2" ]; do sleep 0.05; done' _ "$NAMED_PID" "$1" ||
+		fail "process $NAMED_PID did not rename itself"
+}
+
+release() {
+	[ -n "${NAMED_PID-}" ] || return 0
+	exec 8>&-
+	wait "$NAMED_PID" 2>/dev/null || true
+	NAMED_PID=
+}
+
+teardown() {
+	release
+}
+
+# ps_text PID: the text output, checked to hold no control byte but newlines
+ps_text() {
+	run -0 --separate-stderr "$THPCTL" ps "$1"
+	if printf '%s' "$output" | LC_ALL=C grep -q '[[:cntrl:]]'; then
+		fail "control bytes reached the terminal: $(printf '%s' "$output" | od -c | head -5)"
+	fi
+}
+
+@test "ps: an escape sequence in a name is shown as '?', not sent to the terminal" {
+	unset THP_ROOT
+	named $'\e]0;pwned\a\e[2J'
+	LC_ALL=C.UTF-8 ps_text "$NAMED_PID"
+	assert_line --index 1 --regexp "^ *$NAMED_PID +\?\]0;pwned\?\?\[2J +[0-9]+\$"
+	run -0 "$THPCTL" --json ps "$NAMED_PID"
+	release
+	echo "$output" | jq -e '.[0].comm == "\u001b]0;pwned\u0007\u001b[2J"'
+}
+
+@test "ps: a newline in a name cannot forge a row" {
+	unset THP_ROOT
+	named $'x\n    1 root'
+	LC_ALL=C.UTF-8 ps_text "$NAMED_PID"
+	assert_equal "${#lines[@]}" 2
+	assert_line --index 1 --regexp "^ *$NAMED_PID +x\?    1 root +[0-9]+\$"
+	run -0 "$THPCTL" --json ps "$NAMED_PID"
+	release
+	echo "$output" | jq -e '.[0].comm == "x\n    1 root"'
+}
+
+@test "ps: invalid UTF-8 in a name: '?' per byte in text, U+FFFD in valid JSON" {
+	unset THP_ROOT
+	named $'bad\xff\xfe\xc3(ok'
+	LC_ALL=C.UTF-8 ps_text "$NAMED_PID"
+	assert_line --index 1 --regexp "^ *$NAMED_PID +bad\?\?\?\(ok +[0-9]+\$"
+	run -0 "$THPCTL" --json ps "$NAMED_PID"
+	release
+	# valid UTF-8 as a whole (iconv refuses anything else), and the name
+	printf '%s' "$output" | iconv -f UTF-8 -t UTF-8 >/dev/null || fail "not UTF-8: $output"
+	echo "$output" | jq -e '.[0].comm == "bad\ufffd\ufffd\ufffd(ok"'
+}
+
+@test "ps: C1 controls (U+0080..U+009F, CSI) and DEL are escaped, other UTF-8 is kept" {
+	unset THP_ROOT
+	named $'c\xc2\x9b2J\x7fcaf\xc3\xa9'
+	LC_ALL=C.UTF-8 ps_text "$NAMED_PID"
+	assert_line --index 1 --regexp "^ *$NAMED_PID +c\?2J\?café +[0-9]+\$"
+	# in a locale that is not UTF-8 every non-ASCII byte is '?', as ps does
+	LC_ALL=C ps_text "$NAMED_PID"
+	assert_line --index 1 --regexp "^ *$NAMED_PID +c\?\?2J\?caf\?\? +[0-9]+\$"
+	run -0 "$THPCTL" --json ps "$NAMED_PID"
+	release
+	# JSON: the controls as \u escapes (no raw C1 byte for a terminal), é as is
+	[[ $output == *'"c\u009b2J\u007fcafé"'* ]] || fail "comm not escaped: $output"
+	echo "$output" | jq -e '.[0].comm == "c\u009b2J\u007fcafé"'
+}
+
+@test "ps: hostile names in a whole listing keep one row per process" {
+	fake_tree stock
+	fake_proc 300 $'evil\n  999 forged' 0
+	run -0 "$THPCTL" ps
+	assert_equal "${#lines[@]}" 4
+	refute_line --regexp '^ +999 forged'
+	assert_line --regexp '^ *300 +evil\?  999 forged +0$'
+}
+
 # ---- policy ----
 
 @test "policy PID reads, policy PID WORD sets" {
