@@ -30,6 +30,7 @@ static const struct label {
 	{ "free_hugepage_blocks", "free order-9+ blocks", NULL, NULL },
 	{ "anon_huge_kib", "AnonHugePages (KiB)", "ANONHUGE_KIB", NULL },
 	{ "thpd", "thpd", NULL, "not running" },
+	{ "stats", NULL, "COUNTER", NULL },
 	{ "persisted", "persisted", NULL, "nothing" },
 	{ "thp_fault_alloc", NULL, "FAULT_ALLOC", NULL },
 	{ "thp_fault_fallback", NULL, "FALLBACK", NULL },
@@ -221,12 +222,17 @@ static bool is_number(struct json_object *v)
 	return t == json_type_int || t == json_type_double;
 }
 
+static int print_nested(FILE *f, struct json_object *arr, const char *first, const char *key,
+			int indent);
+
 static int print_table(FILE *f, struct json_object *arr, int indent)
 {
 	size_t rows = json_object_array_length(arr), ncol = 0;
 	struct json_object *first;
 	const char **cols;
 	size_t *width;
+	bool *numcol;
+	int r = 0;
 
 	if (rows == 0)
 		return 0;
@@ -236,14 +242,17 @@ static int print_table(FILE *f, struct json_object *arr, int indent)
 	/* every column of the first row, however many */
 	cols = calloc((size_t)json_object_object_length(first) + 1, sizeof(*cols));
 	width = calloc((size_t)json_object_object_length(first) + 1, sizeof(*width));
-	if (!cols || !width) {
+	numcol = calloc((size_t)json_object_object_length(first) + 1, sizeof(*numcol));
+	if (!cols || !width || !numcol) {
 		free(cols);
 		free(width);
+		free(numcol);
 		return -ENOMEM;
 	}
+	/* scalar columns here; object columns after the table, one table each */
 	json_object_object_foreach(first, k, v0) {
-		(void)v0;
-		cols[ncol++] = k;
+		if (!json_object_is_type(v0, json_type_object))
+			cols[ncol++] = k;
 	}
 	for (size_t c = 0; c < ncol; c++) {
 		width[c] = header_width(cols[c]);
@@ -251,21 +260,20 @@ static int print_table(FILE *f, struct json_object *arr, int indent)
 			struct json_object *v;
 			size_t w = 1;
 
-			if (json_object_object_get_ex(json_object_array_get_idx(arr, r), cols[c], &v))
+			if (json_object_object_get_ex(json_object_array_get_idx(arr, r), cols[c], &v)) {
 				w = put_text(NULL, scalar_text(cols[c], v));
+				numcol[c] = numcol[c] || is_number(v);
+			}
 			if (w > width[c])
 				width[c] = w;
 		}
 	}
-	/* header; numeric columns (judged by the first row) are right-aligned */
+	/* header; numeric columns (a number in some row) are right-aligned */
 	fprintf(f, "%*s", indent, "");
 	for (size_t c = 0; c < ncol; c++) {
-		struct json_object *v = NULL;
-
-		json_object_object_get_ex(first, cols[c], &v);
 		if (c)
 			fputc(' ', f);
-		put_header(f, cols[c], width[c], is_number(v));
+		put_header(f, cols[c], width[c], numcol[c]);
 	}
 	fputc('\n', f);
 	for (size_t r = 0; r < rows; r++) {
@@ -279,7 +287,7 @@ static int print_table(FILE *f, struct json_object *arr, int indent)
 
 			if (json_object_object_get_ex(row, cols[c], &v)) {
 				s = scalar_text(cols[c], v);
-				num = is_number(v);
+				num = is_number(v) || (numcol[c] && !v);
 			}
 			if (c)
 				fputc(' ', f);
@@ -288,9 +296,95 @@ static int print_table(FILE *f, struct json_object *arr, int indent)
 		}
 		fputc('\n', f);
 	}
+	json_object_object_foreach(first, k2, v2) {
+		if (r == 0 && ncol && json_object_is_type(v2, json_type_object))
+			r = print_nested(f, arr, cols[0], k2, indent);
+	}
 	free(cols);
 	free(width);
-	return 0;
+	free(numcol);
+	return r;
+}
+
+/* rows of a table whose first column is a string, by that string */
+static int cmp_first(const void *a, const void *b)
+{
+	struct json_object *x = *(struct json_object *const *)a, *y = *(struct json_object *const *)b;
+	const char *sx = NULL, *sy = NULL;
+
+	json_object_object_foreach(x, kx, vx) {
+		(void)kx;
+		sx = json_object_get_string(vx);
+		break;
+	}
+	json_object_object_foreach(y, ky, vy) {
+		(void)ky;
+		sy = json_object_get_string(vy);
+		break;
+	}
+	return strcmp(sx ? sx : "", sy ? sy : "");
+}
+
+/*
+ * An object every row holds under key (a size's stats): after the table,
+ * "key:" and a table of a row per inner key and a column per outer row,
+ * headed by the outer row's first column.
+ */
+static int print_nested(FILE *f, struct json_object *arr, const char *first, const char *key,
+			int indent)
+{
+	size_t rows = json_object_array_length(arr);
+	struct json_object *t = json_object_new_array(), *names = json_object_new_object();
+	int r = 0;
+
+	if (!t || !names) {
+		json_object_put(t);
+		json_object_put(names);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < rows; i++) {
+		struct json_object *inner;
+
+		if (!json_object_object_get_ex(json_object_array_get_idx(arr, i), key, &inner) ||
+		    !json_object_is_type(inner, json_type_object))
+			continue;
+		json_object_object_foreach(inner, k, v) {
+			(void)v;
+			json_object_object_add(names, k, NULL);
+		}
+	}
+	json_object_object_foreach(names, name, unused) {
+		struct json_object *row = json_object_new_object();
+
+		(void)unused;
+		if (!row || json_object_array_add(t, row) < 0) {
+			json_object_put(row);
+			r = -ENOMEM;
+			break;
+		}
+		json_object_object_add(row, key, json_object_new_string(name));
+		for (size_t i = 0; i < rows; i++) {
+			struct json_object *outer = json_object_array_get_idx(arr, i), *head, *inner, *v;
+
+			if (!json_object_object_get_ex(outer, first, &head))
+				continue;
+			if (json_object_object_get_ex(outer, key, &inner) &&
+			    json_object_object_get_ex(inner, name, &v))
+				json_object_object_add(row, json_object_get_string(head), json_object_get(v));
+			else
+				json_object_object_add(row, json_object_get_string(head), NULL);
+		}
+	}
+	json_object_array_sort(t, cmp_first);
+	if (r == 0 && json_object_array_length(t) > 0) {
+		fprintf(f, "%*s", indent, "");
+		put_text(f, text_label(key));
+		fputs(":\n", f);
+		r = print_table(f, t, indent + 4);
+	}
+	json_object_put(t);
+	json_object_put(names);
+	return r;
 }
 
 static int print_object(FILE *f, struct json_object *obj, int indent)

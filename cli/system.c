@@ -1,5 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-/* thpctl status, enable and defrag: the system-wide THP state. */
+/*
+ * thpctl status, enable, shmem and defrag: the system-wide THP state, read
+ * and set through libthp's model of the kernel's controls, and checked
+ * after each write against what was asked (no false success, thpctl(1)).
+ */
 #include "thpctl.h"
 #include "thp.h"
 
@@ -32,9 +36,54 @@ static void add_file_kv(struct json_object *o, const char *path, const char *pre
 	}
 }
 
+/* a 0/1 file as the kernel prints it; null where the kernel has none */
+static void add_flag(struct json_object *o, const char *key, int v)
+{
+	if (v < 0)
+		jadd_str(o, key, NULL);
+	else
+		jadd_int(o, key, v);
+}
+
+/*
+ * One row per size: its own values (null where the kernel has no such
+ * control at that size), what they leave it in, and its stats/ counters.
+ */
+static void add_sizes(struct json_object *o, const struct thp_model *m)
+{
+	struct json_object *rows = json_object_new_array();
+
+	for (int i = 0; i < m->nsizes && rows; i++) {
+		const struct thp_size *s = &m->size[i];
+		struct json_object *row = json_object_new_object(), *stats;
+		char name[16];
+
+		jadd_str(row, "size", thp_size_name(s->kib, name, sizeof(name)));
+		jadd_u64(row, "kib", s->kib);
+		jadd_str(row, "enabled", thp_choice_value(&s->enabled));
+		jadd_str(row, "effective", thp_eff_name(thp_size_anon_eff(m, s), false));
+		jadd_str(row, "shmem_enabled", thp_choice_value(&s->shmem_enabled));
+		jadd_str(row, "shmem_effective", thp_eff_name(thp_size_shmem_eff(m, s), true));
+		stats = json_object_new_object();
+		for (int j = 0; j < s->nstats; j++)
+			jadd_u64(stats, s->stats[j].name, s->stats[j].value);
+		if (row)
+			json_object_object_add(row, "stats", stats);
+		else
+			json_object_put(stats);
+		if (!row || json_object_array_add(rows, row) < 0)
+			json_object_put(row);
+	}
+	if (o)
+		json_object_object_add(o, "sizes", rows);
+	else
+		json_object_put(rows);
+}
+
 int verb_status(struct verb_args *a)
 {
 	struct json_object *o = json_object_new_object(), *k, *f, *counters, *thpd;
+	struct thp_model m;
 	struct thp_state st;
 	char buf[16384];
 	const char *why;
@@ -49,9 +98,30 @@ int verb_status(struct verb_args *a)
 			  strerror(-r));
 		return EXIT_FAIL;
 	}
+	r = thp_model_read(&m);
+	if (r < 0) {
+		json_object_put(o);
+		log_error("cannot read the THP controls under %s: %s", full_path(THP_SYSFS_DIR),
+			  strerror(-r));
+		return EXIT_FAIL;
+	}
 	jadd_str(o, "enabled", thp_enabled_name(st.enabled));
 	jadd_str(o, "mode", st.mode);
 	jadd_str(o, "defrag", st.defrag);
+	jadd_str(o, "shmem_enabled", thp_choice_value(&m.shmem_enabled));
+	add_flag(o, "use_zero_page", m.use_zero_page);
+	add_flag(o, "shrink_underused", m.shrink_underused);
+	add_sizes(o, &m);
+	if (m.nextra) {
+		struct json_object *x = json_object_new_object();
+
+		for (int i = 0; i < m.nextra; i++)
+			jadd_str(x, m.extra[i].name, m.extra[i].value);
+		if (o)
+			json_object_object_add(o, "other_files", x);
+		else
+			json_object_put(x);
+	}
 
 	k = json_object_new_object();
 	for (size_t i = 0; i < sizeof(khugepaged_knobs) / sizeof(khugepaged_knobs[0]); i++)
@@ -80,6 +150,8 @@ int verb_status(struct verb_args *a)
 	jadd_bool(f, "mode_file", st.has_mode_file);
 	jadd_bool(f, "thp_policy", st.has_thp_policy);
 	jadd_bool(f, "thp_stat", st.has_thp_stat);
+	jadd_bool(f, "per_size", m.per_size);
+	jadd_bool(f, "shmem", m.shmem_enabled.n > 0);
 	if (o)
 		json_object_object_add(o, "kernel_features", f);
 
@@ -153,26 +225,338 @@ static int apply_mode(const char *value, const char **failed)
 	return r < 0 ? r : thp_state_apply(&req, failed);
 }
 
+/* ---- per-size and shmem values, and what the kernel is left in ---- */
+
+const struct option enable_options[] = {
+	{ "size", required_argument, NULL, 's' },
+	{}
+};
+
+int enable_option(struct verb_args *a, int opt, const char *arg)
+{
+	if (opt == 's')
+		a->sizes = arg;
+	return 0;
+}
+
+/* what the words a request uses leave a size in, in plain words */
+static const char *eff_phrase(enum thp_eff e)
+{
+	switch (e) {
+	case THP_EFF_ALWAYS:
+		return "used at fault everywhere";
+	case THP_EFF_ADVISE:
+		return "used only in MADV_HUGEPAGE regions";
+	case THP_EFF_WITHIN_SIZE:
+		return "used within i_size";
+	default:
+		return "never used";
+	}
+}
+
+/*
+ * The sizes of --size (a comma-separated list, or "all": every size with
+ * the control) into kibs. EXIT_OK, or EXIT_USAGE / EXIT_FAIL after saying why.
+ */
+static int parse_sizes(const char *verb, const char *list, const struct thp_model *m,
+		       enum thp_knob_id knob, unsigned long *kibs, int *n)
+{
+	char buf[256], *tok, *save = NULL, name[16];
+
+	*n = 0;
+	if (strcmp(list, "all") == 0) {
+		for (int i = 0; i < m->nsizes; i++) {
+			const struct thp_size *s = &m->size[i];
+
+			if ((knob == THP_KNOB_SIZE_ENABLED ? s->enabled.n : s->shmem_enabled.n) > 0)
+				kibs[(*n)++] = s->kib;
+		}
+		return EXIT_OK;
+	}
+	if (snprintf(buf, sizeof(buf), "%s", list) >= (int)sizeof(buf))
+		return usage_error("%s: --size list too long", verb);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long kib;
+		const struct thp_size *s;
+
+		if (thp_size_parse(tok, &kib) < 0)
+			return usage_error("%s: invalid size '%s' (expected e.g. 64K, 2M or all)",
+					   verb, tok);
+		s = thp_model_size(m, kib);
+		if (!s || !s->has_dir) {
+			char have[256] = "";
+			size_t len = 0;
+
+			for (int i = 0; i < m->nsizes && m->size[i].has_dir; i++)
+				len += (size_t)snprintf(have + len, len < sizeof(have) ? sizeof(have) - len : 0,
+							" %s", thp_size_name(m->size[i].kib, name, sizeof(name)));
+			log_error("%s: this kernel has no %s hugepages (no hugepages-%lukB in %s; sizes:%s)",
+				  verb, thp_size_name(kib, name, sizeof(name)), kib,
+				  full_path(THP_SYSFS_DIR), *have ? have : " none");
+			return EXIT_FAIL;
+		}
+		if ((knob == THP_KNOB_SIZE_ENABLED ? s->enabled.n : s->shmem_enabled.n) == 0) {
+			log_error("%s: %s hugepages have no %s control on this kernel (%s)", verb,
+				  thp_size_name(kib, name, sizeof(name)),
+				  knob == THP_KNOB_SIZE_ENABLED ? "anonymous" : "shmem",
+				  knob == THP_KNOB_SIZE_ENABLED ? "shmem only" : "anonymous only");
+			return EXIT_FAIL;
+		}
+		for (int i = 0; i < *n; i++)
+			if (kibs[i] == kib)
+				goto dup;
+		if (*n == THP_SIZES_MAX)
+			return usage_error("%s: too many sizes", verb);
+		kibs[(*n)++] = kib;
+dup:;
+	}
+	if (*n == 0)
+		return usage_error("%s: --size needs at least one size", verb);
+	return EXIT_OK;
+}
+
+static enum thp_eff size_eff(const struct thp_model *m, const struct thp_size *s, bool shmem)
+{
+	return shmem ? thp_size_shmem_eff(m, s) : thp_size_anon_eff(m, s);
+}
+
+/*
+ * No false success, after a per-size write: each size must be left in what
+ * was asked (inherit: what the top level gives, and not never). Returns
+ * EXIT_OK or EXIT_NOT_IN_EFFECT after saying plainly what the kernel does.
+ */
+static int check_sizes(const struct thp_model *m, bool shmem, const char *word,
+		       const unsigned long *kibs, int n)
+{
+	const char *top = shmem ? thp_choice_value(&m->shmem_enabled) : thp_choice_value(&m->enabled);
+	const char *topname = shmem ? "shmem_enabled" : "enabled";
+	int rc = EXIT_OK;
+
+	for (int i = 0; i < n; i++) {
+		const struct thp_size *s = thp_model_size(m, kibs[i]);
+		enum thp_eff got = size_eff(m, s, shmem);
+		char name[16];
+		int want;
+
+		thp_size_name(s->kib, name, sizeof(name));
+		if (strcmp(word, "inherit") == 0) {
+			if (got != THP_EFF_NEVER)
+				continue;
+			log_error("%s%s now follows %s, which is %s: %s hugepages are never used%s. "
+				  "Set the top level too, e.g. 'thpctl %s %s'", name,
+				  shmem ? " shmem" : "", topname, top ? top : "absent", name,
+				  shmem ? " for shmem" : " at fault", shmem ? "shmem" : "enable",
+				  shmem ? "advise" : "madvise");
+			rc = EXIT_NOT_IN_EFFECT;
+			continue;
+		}
+		want = shmem ? thp_shmem_effective(word, "never", false) :
+			       thp_anon_effective(word, NULL);
+		if (want >= 0 && (enum thp_eff)want == got)
+			continue;
+		log_error("hugepages-%lukB/%s is %s, but %s hugepages are %s%s: %s is %s",
+			  s->kib, shmem ? "shmem_enabled" : "enabled", word, name, eff_phrase(got),
+			  shmem ? " for shmem" : "", topname, top ? top : "absent");
+		rc = EXIT_NOT_IN_EFFECT;
+	}
+	return rc;
+}
+
+/*
+ * No false success, after a top-level write of word: the PMD size must be
+ * left in what the word means; never (and shmem's deny) must leave every
+ * size off. A per-size value other than inherit wins over the top level.
+ */
+static int check_top(const struct thp_model *m, bool shmem, const char *word)
+{
+	const char *file = shmem ? "shmem_enabled" : "enabled";
+	int want = shmem ? thp_shmem_effective(NULL, word, true) : thp_anon_effective(NULL, word);
+	bool off = want == THP_EFF_NEVER, any = false;
+	int rc = EXIT_OK;
+
+	for (int i = 0; i < m->nsizes; i++) {
+		const struct thp_size *s = &m->size[i];
+		const struct thp_choice *own = shmem ? &s->shmem_enabled : &s->enabled;
+		enum thp_eff got = size_eff(m, s, shmem);
+		char name[16];
+
+		any = any || got != THP_EFF_NEVER;
+		if ((off && got == THP_EFF_NEVER) ||
+		    (!off && (s->kib != m->pmd_kib || (int)got == want)))
+			continue;
+		thp_size_name(s->kib, name, sizeof(name));
+		if (own->n)
+			log_error("%s is now %s, but hugepages-%lukB/%s is %s, which wins: "
+				  "%s hugepages are %s%s. %s: 'thpctl %s %s --size %s'",
+				  file, word, s->kib, file, thp_choice_value(own), name,
+				  eff_phrase(got), shmem ? " for shmem" : "",
+				  off ? "Turn them off" : "To follow the top level",
+				  shmem ? "shmem" : "enable", off ? "never" : "inherit", name);
+		else
+			log_error("%s is now %s, but %s hugepages are %s%s", file, word, name,
+				  eff_phrase(got), shmem ? " for shmem" : "");
+		rc = EXIT_NOT_IN_EFFECT;
+	}
+	if (!off && !any) {
+		log_error("no hugepage size can be used%s: every size is off",
+			  shmem ? " for shmem" : " at fault");
+		rc = EXIT_NOT_IN_EFFECT;
+	}
+	return rc;
+}
+
+static void print_sizes(const struct thp_model *m, bool shmem, const unsigned long *kibs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const struct thp_size *s = thp_model_size(m, kibs[i]);
+		char name[16];
+
+		printf("%s: %s=%s effective=%s\n", thp_size_name(s->kib, name, sizeof(name)),
+		       shmem ? "shmem_enabled" : "enabled",
+		       thp_choice_value(shmem ? &s->shmem_enabled : &s->enabled),
+		       thp_eff_name(size_eff(m, s, shmem), shmem));
+	}
+}
+
+#define NOT_KEPT "written to sysfs: thpd does not keep per-size or shmem values, so this lasts until reboot"
+
+/* enable/shmem WORD --size LIST (or inherit, every size) */
+static int set_sizes(struct verb_args *a, bool shmem)
+{
+	enum thp_knob_id knob = shmem ? THP_KNOB_SIZE_SHMEM_ENABLED : THP_KNOB_SIZE_ENABLED;
+	const char *word = a->argv[1], *verb = a->argv[0];
+	unsigned long kibs[THP_SIZES_MAX];
+	struct thp_model m;
+	char words[128], path[256];
+	int n, r;
+
+	if (!thp_knob_word_known(knob, word))
+		return usage_error("%s --size: invalid value '%s' (expected %s)", verb, word,
+				   thp_knob_words_text(knob, words, sizeof(words)));
+	r = thp_model_read(&m);
+	if (r < 0) {
+		log_error("cannot read the THP controls under %s: %s", full_path(THP_SYSFS_DIR),
+			  strerror(-r));
+		return EXIT_FAIL;
+	}
+	if (!m.per_size) {
+		log_error("%s: this kernel has no per-size THP controls (no hugepages-<N>kB in %s): "
+			  "%s follows the top-level %s", verb, full_path(THP_SYSFS_DIR),
+			  thp_size_name(m.pmd_kib, words, sizeof(words)),
+			  shmem ? "shmem_enabled" : "enabled");
+		return EXIT_FAIL;
+	}
+	r = parse_sizes(verb, a->sizes ? a->sizes : "all", &m, knob, kibs, &n);
+	if (r != EXIT_OK)
+		return r;
+	for (int i = 0; i < n; i++) {
+		r = thp_knob_set(&m, knob, kibs[i], word);
+		if (r < 0) {
+			thp_size_path(kibs[i], thp_knob(knob)->file, path, sizeof(path));
+			if (r == -EINVAL && !thp_choice_offers(shmem ? &thp_model_size(&m, kibs[i])->shmem_enabled :
+							      &thp_model_size(&m, kibs[i])->enabled, word))
+				log_error("%s: %s does not offer '%s' on this kernel", verb,
+					  full_path(path), word);
+			else
+				log_error("failed to write '%s' to %s: %s", word, full_path(path),
+					  strerror(-r));
+			if (i)
+				print_sizes(&m, shmem, kibs, i);
+			return EXIT_FAIL;
+		}
+	}
+	print_sizes(&m, shmem, kibs, n);
+	printf("(" NOT_KEPT ")\n");
+	return check_sizes(&m, shmem, word, kibs, n);
+}
+
+static int model_or_fail(struct thp_model *m)
+{
+	int r = thp_model_read(m);
+
+	if (r < 0)
+		log_error("cannot read the THP controls under %s: %s", full_path(THP_SYSFS_DIR),
+			  strerror(-r));
+	return r;
+}
+
 int verb_enable(struct verb_args *a)
 {
 	const char *value = a->argv[1];
 	struct thp_mode_req req;
+	struct thp_model m;
+	bool have_model;
+	char words[128];
+	int rc;
 
+	if (a->sizes || strcmp(value, "inherit") == 0)
+		return set_sizes(a, false);
 	if (thp_mode_parse(value, &req) < 0)
-		return usage_error("enable: invalid mode '%s' (expected always, madvise, never, 0, 1 or 2)",
-				   value);
+		return usage_error("enable: invalid mode '%s' (expected %s, or inherit with --size)",
+				   value, thp_mode_words_text(words, sizeof(words)));
 	if (req.rfc >= 0 && !thp_exists(THP_SYSFS_DIR "/mode"))
 		log_error("this kernel has no numeric THP modes: %d means enabled=%s defrag=%s",
 			  req.rfc, thp_enabled_name(req.enabled), req.defrag);
-	return via_thpd_or_sysfs("enable", value, apply_mode);
+	/* read before the write: a sysfs store takes the word whole or fails */
+	have_model = thp_model_read(&m) == 0;
+	rc = via_thpd_or_sysfs("enable", value, apply_mode);
+	if (rc != EXIT_OK || !have_model)
+		return rc;
+	/* what the kernel is left in: enabled holds the word, whoever wrote it */
+	thp_choice_set(&m.enabled, thp_enabled_name(req.enabled));
+	return check_top(&m, false, thp_enabled_name(req.enabled));
+}
+
+const struct option shmem_options[] = {
+	{ "size", required_argument, NULL, 's' },
+	{}
+};
+
+int verb_shmem(struct verb_args *a)
+{
+	const char *word = a->argv[1];
+	struct thp_model m;
+	char words[128];
+	int r;
+
+	if (a->sizes || strcmp(word, "inherit") == 0)
+		return set_sizes(a, true);
+	if (!thp_knob_word_known(THP_KNOB_SHMEM_ENABLED, word))
+		return usage_error("shmem: invalid value '%s' (expected %s, or inherit with --size)",
+				   word, thp_knob_words_text(THP_KNOB_SHMEM_ENABLED, words, sizeof(words)));
+	if (model_or_fail(&m) < 0)
+		return EXIT_FAIL;
+	r = thp_knob_set(&m, THP_KNOB_SHMEM_ENABLED, 0, word);
+	if (r == -EOPNOTSUPP) {
+		log_error("shmem: this kernel has no shmem THP control (no %s)",
+			  full_path(THP_SYSFS_DIR "/shmem_enabled"));
+		return EXIT_FAIL;
+	}
+	if (r == -EINVAL && !thp_choice_offers(&m.shmem_enabled, word)) {
+		log_error("shmem: %s does not offer '%s' on this kernel",
+			  full_path(THP_SYSFS_DIR "/shmem_enabled"), word);
+		return EXIT_FAIL;
+	}
+	if (r < 0) {
+		log_error("failed to write '%s' to %s: %s%s", word,
+			  full_path(THP_SYSFS_DIR "/shmem_enabled"), strerror(-r),
+			  r == -EINVAL && strcmp(word, "force") == 0 ?
+			  " (the kernel takes force only while no size but the PMD size inherits)" : "");
+		return EXIT_FAIL;
+	}
+	printf("shmem_enabled=%s\n", word);
+	print_sizes(&m, true, &thp_model_pmd(&m)->kib, 1);
+	printf("(" NOT_KEPT ")\n");
+	return check_top(&m, true, word);
 }
 
 int verb_defrag(struct verb_args *a)
 {
 	const char *value = a->argv[1];
+	char words[128];
 
 	if (thp_defrag_valid(value) < 0)
-		return usage_error("defrag: invalid value '%s' (expected always, defer, defer+madvise, madvise or never)",
-				   value);
+		return usage_error("defrag: invalid value '%s' (expected %s)", value,
+				   thp_knob_words_text(THP_KNOB_DEFRAG, words, sizeof(words)));
 	return via_thpd_or_sysfs("defrag", value, thp_defrag_apply);
 }

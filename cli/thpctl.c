@@ -45,8 +45,16 @@ struct verb {
 static const struct verb verbs[] = {
 	{ "status", "[status]", "show the THP mode, khugepaged, counters and thpd",
 	  0, 0, VERB_JSON, NULL, NULL, NULL, NULL, verb_status },
-	{ "enable", "enable always|madvise|never|0|1|2", "set the mode",
-	  1, 1, 0, "missing argument", NULL, NULL, NULL, verb_enable },
+	{ "enable", "enable always|madvise|never|0|1|2 | enable always|inherit|madvise|never --size LIST",
+	  "set the mode, or the mode of some hugepage sizes",
+	  1, 1, 0, "missing argument", enable_options, enable_option,
+	  "  --size LIST  the sizes to set, e.g. 64K,2M, or all (kernels with per-size\n"
+	  "               controls); without it, inherit means every size\n", verb_enable },
+	{ "shmem", "shmem always|within_size|advise|never|deny|force | shmem always|inherit|within_size|advise|never --size LIST",
+	  "set shmem_enabled, or that of some hugepage sizes",
+	  1, 1, 0, "missing argument", shmem_options, enable_option,
+	  "  --size LIST  the sizes to set, e.g. 64K,2M, or all; without it, inherit\n"
+	  "               means every size\n", verb_shmem },
 	{ "defrag", "defrag always|defer|defer+madvise|madvise|never", "set defrag",
 	  1, 1, 0, "missing argument", NULL, NULL, NULL, verb_defrag },
 	{ "run", "run [--advise|--never|--default] [--] COMMAND [ARG...]",
@@ -218,7 +226,7 @@ static int parse_verb_args(const struct verb *v, struct verb_args *a)
 			abort();	/* a programming error: the table is fixed */
 		opts[n++] = *o;
 	}
-	optind = 1;
+	optind = 0;	/* 0, not 1: glibc re-reads the optstring's + (main's stays otherwise) */
 	opterr = 0;
 	/* ':' reports a missing option argument apart; '+' stops at the first operand */
 	while ((c = getopt_long(a->argc, a->argv, v->flags & VERB_COMMAND ? "+:jh" : ":jh",

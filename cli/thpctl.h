@@ -13,6 +13,8 @@
 #define EXIT_OK 0
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
+/* written, but the kernel does not do what was asked (a per-size value wins) */
+#define EXIT_NOT_IN_EFFECT 3
 
 /*
  * What the dispatcher hands a verb: its operands (options parsed away) and
@@ -31,6 +33,7 @@ struct verb_args {
 	int cg_depth, cg_top;	/* cgroups/metrics --depth, --top */
 	bool cg_depth_set, cg_top_set;
 	bool cg_all;		/* cgroups --all: cgroups without THP too */
+	const char *sizes;	/* enable/shmem --size LIST, NULL: none given */
 };
 
 /* the limits of the cgroup walk when none is given (thpctl(1), CARDINALITY) */
@@ -94,6 +97,8 @@ extern const struct option run_options[], ps_options[], policy_options[];
 extern const struct option cgroups_options[], metrics_options[];
 int cgroups_option(struct verb_args *a, int opt, const char *arg);
 int metrics_option(struct verb_args *a, int opt, const char *arg);
+extern const struct option enable_options[], shmem_options[];
+int enable_option(struct verb_args *a, int opt, const char *arg);	/* shmem's too */
 int run_option(struct verb_args *a, int opt, const char *arg);
 int ps_option(struct verb_args *a, int opt, const char *arg);
 int policy_option(struct verb_args *a, int opt, const char *arg);
@@ -101,6 +106,7 @@ int policy_option(struct verb_args *a, int opt, const char *arg);
 int verb_status(struct verb_args *a);
 int verb_enable(struct verb_args *a);
 int verb_defrag(struct verb_args *a);
+int verb_shmem(struct verb_args *a);
 int verb_run(struct verb_args *a);
 int verb_ps(struct verb_args *a);
 int verb_policy(struct verb_args *a);

@@ -560,18 +560,28 @@ int thp_size_path(unsigned long kib, const char *file, char *buf, size_t size)
 	return n >= 0 && (size_t)n < size ? 0 : -ENAMETOOLONG;
 }
 
-int thp_knob_set(const struct thp_model *m, enum thp_knob_id knob, unsigned long kib,
+int thp_choice_set(struct thp_choice *c, const char *word)
+{
+	for (int i = 0; i < c->n; i++)
+		if (strcmp(c->word[i], word) == 0) {
+			c->cur = i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+int thp_knob_set(struct thp_model *m, enum thp_knob_id knob, unsigned long kib,
 		 const char *word)
 {
 	const struct thp_knob_info *k = thp_knob(knob);
-	const struct thp_choice *c;
+	struct thp_choice *c;
 	char path[512];
 	int r;
 
 	if (!k || k->per_size != (kib != 0))
 		return -EINVAL;
 	if (k->per_size) {
-		const struct thp_size *s = thp_model_size(m, kib);
+		struct thp_size *s = (struct thp_size *)thp_model_size(m, kib);
 
 		if (!s || !s->has_dir)
 			return -ENOENT;
@@ -588,5 +598,6 @@ int thp_knob_set(const struct thp_model *m, enum thp_knob_id knob, unsigned long
 		return -EOPNOTSUPP;
 	if (!thp_choice_offers(c, word))
 		return -EINVAL;
-	return thp_write_file(path, word);
+	r = thp_write_file(path, word);
+	return r < 0 ? r : thp_choice_set(c, word);
 }

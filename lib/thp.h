@@ -215,10 +215,14 @@ int thp_size_path(unsigned long kib, const char *file, char *buf, size_t size);
  * (THP_KNOB_SIZE_SHMEM_ENABLED), or to the top-level knob (kib 0), checked
  * against m first: -ENOENT for a size the kernel does not have,
  * -EOPNOTSUPP for a knob it does not have there, -EINVAL for a word it does
- * not list; else the write's -errno.
+ * not list; else the write's -errno. On success m holds the new value (a
+ * sysfs store either takes the word whole or fails), so the caller can tell
+ * what the kernel is left in without reading it back.
  */
-int thp_knob_set(const struct thp_model *m, enum thp_knob_id knob, unsigned long kib,
+int thp_knob_set(struct thp_model *m, enum thp_knob_id knob, unsigned long kib,
 		 const char *word);
+/* make word the current one of c (after a write); -EINVAL if c does not list it */
+int thp_choice_set(struct thp_choice *c, const char *word);
 
 /* --- system state (lib/thp-state.c) --- */
 

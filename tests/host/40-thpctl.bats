@@ -187,7 +187,8 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 		and .khugepaged.pages_to_scan == 4096 and .khugepaged.max_ptes_none == 511
 		and .free_hugepage_blocks == 11 and .anon_huge_kib == 14336
 		and .counters.thp_fault_alloc == 12 and (.counters | has("pgfault") | not)
-		and .kernel_features == {"mode_file": true, "thp_policy": true, "thp_stat": true}
+		and .kernel_features == {"mode_file": true, "thp_policy": true, "thp_stat": true,
+			"per_size": false, "shmem": false}
 		and .thpd == null' <<<"$output"
 	# the global form is the same
 	run -0 "$THPCTL" --json status

@@ -18,9 +18,11 @@ comp() {
 
 @test "verbs and global options" {
 	run -0 comp thpctl ''
-	assert_output 'status enable defrag run ps policy cgroups metrics'
+	assert_output 'status enable shmem defrag run ps policy cgroups metrics'
 	run -0 comp thpctl p
 	assert_output 'ps policy'
+	run -0 comp thpctl s
+	assert_output 'status shmem'
 	run -0 comp thpctl --
 	assert_output '--json --help --version'
 	run -0 comp thpctl --json st
@@ -29,7 +31,7 @@ comp() {
 
 @test "values of enable, defrag, policy" {
 	run -0 comp thpctl enable ''
-	assert_output 'always madvise never 0 1 2'
+	assert_output 'always madvise never inherit 0 1 2'
 	run -0 comp thpctl defrag def
 	assert_output 'defer defer+madvise'
 	run -0 comp thpctl policy $$ ''
@@ -52,4 +54,16 @@ comp() {
 	assert_output 'anon_huge_kib'
 	run -0 comp thpctl ps --sort thp_pmd
 	assert_output 'thp_pmd_mapped'
+}
+
+@test "enable and shmem --size: the sizes this kernel has, after a comma too" {
+	export THP_ROOT=$BATS_TEST_DIRNAME/fixtures/6.12
+	run -0 comp thpctl enable always --size ''
+	assert_output 'all 8K 16K 32K 64K 128K 256K 512K 1M 2M'
+	run -0 comp thpctl shmem advise --size 64K,2
+	assert_output '64K,256K 64K,2M'
+	run -0 comp thpctl shmem w
+	assert_output 'within_size'
+	run -0 comp thpctl enable --s
+	assert_output '--size'
 }
