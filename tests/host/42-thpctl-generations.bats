@@ -133,15 +133,15 @@ sj() {
 	put hugepages-64kB/enabled always
 	echo 7 >"$THP_ROOT/$SYS/hugepages-64kB/stats/anon_fault_alloc"
 	run -0 "$THPCTL" status
-	assert_line --regexp '^ +64K +64 +always +always +never +never$'
-	assert_line --regexp '^ +2M +2048 +inherit +madvise +inherit +never$'
-	assert_line --regexp '^ +8K +8 +- +never +never +never$'
+	assert_line --regexp '^64K +64 +always +always +never +never$'
+	assert_line --regexp '^2M +2048 +inherit +madvise +inherit +never$'
+	assert_line --regexp '^8K +8 +- +never +never +never$'
 	assert_line --regexp '^ +anon_fault_alloc +- +0 +0 +7 +0 +0 +0 +0 +0$'
 	assert_line --regexp '^shrink_underused: +1$'
 	use_gen 6.1
 	run -0 "$THPCTL" status
 	assert_line --regexp '^shrink_underused: +-$'
-	assert_line --regexp '^ +2M +2048 +- +madvise +- +never$'
+	assert_line --regexp '^2M +2048 +- +madvise +- +never$'
 }
 
 @test "status: a per-size value wins over enabled, inherit follows it" {
