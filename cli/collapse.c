@@ -44,8 +44,9 @@ static int anon_huge(pid_t pid, uint64_t *kib)
 
 int thp_collapse(pid_t pid, struct json_object *out)
 {
-	char path[64], line[512];
+	char path[64], *line = NULL;
 	unsigned long ranges = 0, failed = 0;
+	size_t cap = 0;
 	uint64_t before = 0, after = 0;
 	int pidfd, r, last_err = 0;
 	FILE *maps;
@@ -75,14 +76,28 @@ int thp_collapse(pid_t pid, struct json_object *out)
 		close(pidfd);
 		return r;
 	}
-	anon_huge(pid, &before);
-	while (fgets(line, sizeof(line), maps)) {
+	r = anon_huge(pid, &before);
+	if (r < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+		log_error("cannot read %s: %s", full_path(path), strerror(-r));
+		fclose(maps);
+		close(pidfd);
+		return r;
+	}
+	/* whole lines: a mapped file's name is up to PATH_MAX long */
+	while (getline(&line, &cap, maps) > 0) {
 		unsigned long start, end, ino;
-		char perms[8], name[256] = "";
+		char perms[5];
+		const char *name;
 		struct iovec iov;
+		int at = 0;
 
-		if (sscanf(line, "%lx-%lx %7s %*s %*s %lu %255s", &start, &end, perms, &ino, name) < 4)
+		/* "start-end perms offset dev inode [name]" */
+		if (sscanf(line, "%lx-%lx %4s %*s %*s %lu %n", &start, &end, perms, &ino, &at) < 4 ||
+		    at == 0 || strlen(perms) != 4)
 			continue;
+		name = line + at;
+		line[strcspn(line, "\n")] = '\0';
 		/* private writable anonymous memory: heap, stack, (named) anonymous mmap */
 		if (perms[1] != 'w' || perms[3] != 'p' || ino != 0 ||
 		    (name[0] && strcmp(name, "[heap]") && strcmp(name, "[stack]") &&
@@ -98,6 +113,7 @@ int thp_collapse(pid_t pid, struct json_object *out)
 		r = pmadvise(pidfd, &iov, 1, MADV_COLLAPSE);
 		if (r == -EPERM || r == -ESRCH) {
 			log_error("process_madvise(%d, MADV_COLLAPSE): %s", (int)pid, strerror(-r));
+			free(line);
 			fclose(maps);
 			close(pidfd);
 			return r;
@@ -108,9 +124,15 @@ int thp_collapse(pid_t pid, struct json_object *out)
 			last_err = -r;
 		}
 	}
+	free(line);
 	fclose(maps);
 	close(pidfd);
-	anon_huge(pid, &after);
+	r = anon_huge(pid, &after);
+	if (r < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+		log_error("cannot read %s: %s", full_path(path), strerror(-r));
+		return r;
+	}
 
 	jadd_u64(out, "ranges", ranges);
 	jadd_u64(out, "ranges_failed", failed);

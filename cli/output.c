@@ -517,3 +517,26 @@ void jadd_bool(struct json_object *o, const char *key, bool val)
 	if (o)
 		json_object_object_add(o, key, json_object_new_boolean(val));
 }
+
+int jadd_counters(struct json_object *o, char *text, const char *prefix)
+{
+	size_t plen = strlen(prefix);
+	char *line, *save = NULL;
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		size_t nlen = strcspn(line, " \t");
+		unsigned long long v;
+		char *end;
+
+		if (nlen == 0 || !line[nlen] || strncmp(line, prefix, plen) != 0)
+			continue;
+		line[nlen] = '\0';
+		errno = 0;
+		v = strtoull(line + nlen + 1, &end, 10);
+		if (errno || end == line + nlen + 1 || (*end && *end != ' '))
+			continue;
+		jadd_u64(o, line, v);
+	}
+	return 0;
+}
+

@@ -6,6 +6,7 @@
 #include "thpctl.h"
 #include "thp.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
@@ -43,8 +44,14 @@ int verb_policy(struct verb_args *a)
 		log_error("per-process THP policy is not supported by this kernel");
 		return EXIT_USAGE;
 	}
-	if (read_comm(pid, comm, sizeof(comm)) < 0) {
+	r = read_comm(pid, comm, sizeof(comm));
+	if (r == -ENOENT) {
 		log_error("no process with PID %d", (int)pid);
+		return EXIT_FAIL;
+	}
+	if (r < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+		log_error("cannot read %s: %s", full_path(path), strerror(-r));
 		return EXIT_FAIL;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/thp_policy", (int)pid);

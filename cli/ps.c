@@ -55,20 +55,12 @@ static int ps_row(pid_t pid, const struct thp_state *st, struct json_object **ou
 	}
 	jadd_u64(row, "anon_huge_kib", anon);
 	if (st->has_thp_stat) {
-		char *line, *save = NULL;
-
 		*what = "thp_stat";
 		snprintf(path, sizeof(path), "/proc/%d/thp_stat", (int)pid);
 		r = thp_read_file(path, buf, sizeof(buf));
 		if (r < 0)
 			goto fail;
-		for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			char name[64];
-			unsigned long long v;
-
-			if (sscanf(line, "%63s %llu", name, &v) == 2)
-				jadd_u64(row, name, v);
-		}
+		jadd_counters(row, buf, "");
 	}
 	*out = row;
 	return 0;
@@ -106,7 +98,6 @@ static int row_cmp(const void *pa, const void *pb)
 
 static const char *sort_field(const char *s, const struct thp_state *st)
 {
-	static char with_prefix[64];
 	static const char *const stat_fields[] = {
 		"thp_fault_alloc", "thp_fault_fallback", "thp_fault_fallback_charge",
 		"thp_collapse_alloc", "thp_collapse_alloc_failed", "thp_split_pmd",
@@ -119,10 +110,10 @@ static const char *sort_field(const char *s, const struct thp_state *st)
 		return st->has_thp_policy ? s : NULL;
 	if (!st->has_thp_stat)
 		return NULL;
-	snprintf(with_prefix, sizeof(with_prefix), "%s%s", strncmp(s, "thp_", 4) ? "thp_" : "", s);
+	/* a counter, with or without its "thp_" */
 	for (size_t i = 0; i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
-		if (strcmp(with_prefix, stat_fields[i]) == 0)
-			return with_prefix;
+		if (strcmp(s, stat_fields[i]) == 0 || strcmp(s, stat_fields[i] + 4) == 0)
+			return stat_fields[i];
 	return NULL;
 }
 
@@ -227,11 +218,21 @@ int verb_ps(struct verb_args *a)
 			struct json_object *row;
 			const char *what;
 			pid_t pid;
+			int r;
 
 			if (!parse_pid(de->d_name, &pid))
 				continue;
 			/* gone, kernel threads, not ours to read: skipped silently */
-			if (ps_row(pid, &st, &row, &what) < 0)
+			r = ps_row(pid, &st, &row, &what);
+			if (r == -EFBIG) {
+				/* but a file too long to read whole is said */
+				char p[64];
+
+				snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid, what);
+				log_error("cannot read %s: %s", full_path(p), strerror(-r));
+				rc = EXIT_FAIL;
+			}
+			if (r < 0)
 				continue;
 			if (rows_push(&rv, row) < 0)
 				break;

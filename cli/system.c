@@ -19,21 +19,19 @@ static const char *const khugepaged_knobs[] = {
 	"pages_collapsed", "full_scans",
 };
 
-static void add_file_kv(struct json_object *o, const char *path, const char *prefix)
+/* counters of a "name value" file; a file there but unreadable is reported */
+static int add_file_kv(struct json_object *o, const char *path, const char *prefix)
 {
 	static char buf[65536];
-	char *line, *save = NULL;
+	int r = thp_read_file(path, buf, sizeof(buf));
 
-	if (thp_read_file(path, buf, sizeof(buf)) < 0)
-		return;
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char name[64];
-		unsigned long long v;
-
-		if (sscanf(line, "%63s %llu", name, &v) == 2 &&
-		    strncmp(name, prefix, strlen(prefix)) == 0)
-			jadd_u64(o, name, v);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0) {
+		log_error("cannot read %s: %s", full_path(path), strerror(-r));
+		return r;
 	}
+	return jadd_counters(o, buf, prefix);
 }
 
 /* a 0/1 file as the kernel prints it; null where the kernel has none */
@@ -87,9 +85,9 @@ int verb_status(struct verb_args *a)
 	struct thp_state st;
 	char buf[16384];
 	const char *why;
+	int r, rc = EXIT_OK;
 	uint64_t v;
 	long blocks;
-	int r;
 
 	r = thp_state_read(&st);
 	if (r < 0) {
@@ -124,9 +122,17 @@ int verb_status(struct verb_args *a)
 	}
 
 	k = json_object_new_object();
-	for (size_t i = 0; i < sizeof(khugepaged_knobs) / sizeof(khugepaged_knobs[0]); i++)
-		if (thp_khugepaged_read(khugepaged_knobs[i], &v) == 0)
+	for (size_t i = 0; i < sizeof(khugepaged_knobs) / sizeof(khugepaged_knobs[0]); i++) {
+		r = thp_khugepaged_read(khugepaged_knobs[i], &v);
+		if (r == 0) {
 			jadd_u64(k, khugepaged_knobs[i], v);
+		} else if (r != -ENOENT) {
+			/* there but unusable (too long, not a number): said, not guessed */
+			log_error("cannot read %s/khugepaged/%s: %s", full_path(THP_SYSFS_DIR),
+				  khugepaged_knobs[i], strerror(-r));
+			rc = EXIT_FAIL;
+		}
+	}
 	if (o)
 		json_object_object_add(o, "khugepaged", k);
 
@@ -135,14 +141,20 @@ int verb_status(struct verb_args *a)
 		jadd_int(o, "free_hugepage_blocks", blocks);
 	else
 		jadd_str(o, "free_hugepage_blocks", NULL);
-	if (thp_read_file("/proc/meminfo", buf, sizeof(buf)) >= 0 &&
-	    thp_kv_get(buf, "AnonHugePages", &v) == 0)
+	r = thp_read_file("/proc/meminfo", buf, sizeof(buf));
+	if (r >= 0 && thp_kv_get(buf, "AnonHugePages", &v) == 0) {
 		jadd_u64(o, "anon_huge_kib", v);
-	else
+	} else {
 		jadd_str(o, "anon_huge_kib", NULL);
+		if (r < 0 && r != -ENOENT) {
+			log_error("cannot read %s: %s", full_path("/proc/meminfo"), strerror(-r));
+			rc = EXIT_FAIL;
+		}
+	}
 
 	counters = json_object_new_object();
-	add_file_kv(counters, "/proc/vmstat", "thp_");
+	if (add_file_kv(counters, "/proc/vmstat", "thp_") < 0)
+		rc = EXIT_FAIL;
 	if (o)
 		json_object_object_add(o, "counters", counters);
 
@@ -164,7 +176,7 @@ int verb_status(struct verb_args *a)
 	if (output(o, a->json) < 0)
 		return EXIT_FAIL;
 	/* an unanswered or refused status was reported; the rest is still valid */
-	return r < 0 ? EXIT_FAIL : EXIT_OK;
+	return r < 0 ? EXIT_FAIL : rc;
 }
 
 static void print_result(const char *how)
@@ -183,7 +195,6 @@ static int via_thpd_or_sysfs(const char *cmd, const char *value,
 {
 	struct json_object *reply;
 	const char *why, *failed = NULL;
-	char how[256];
 	int r;
 
 	r = thpctl_call(cmd, value, &reply, &why);
@@ -195,10 +206,16 @@ static int via_thpd_or_sysfs(const char *cmd, const char *value,
 		if (json_object_object_get_ex(reply, "enabled", &e) &&
 		    json_object_object_get_ex(reply, "defrag", &d) &&
 		    json_object_object_get_ex(reply, "mode", &m))
-			printf("enabled=%s defrag=%s mode=%s (set by thpd, which keeps it)\n",
-			       json_object_get_string(e), json_object_get_string(d),
-			       json_object_get_string(m));
-		else
+		{
+			/* thpd's words, escaped like every text shown */
+			fputs("enabled=", stdout);
+			put_text(stdout, json_object_get_string(e));
+			fputs(" defrag=", stdout);
+			put_text(stdout, json_object_get_string(d));
+			fputs(" mode=", stdout);
+			put_text(stdout, json_object_get_string(m));
+			fputs(" (set by thpd, which keeps it)\n", stdout);
+		} else
 			printf("done (set by thpd, which keeps it)\n");
 		json_object_put(reply);
 		return EXIT_OK;
@@ -209,11 +226,10 @@ static int via_thpd_or_sysfs(const char *cmd, const char *value,
 			  failed ? full_path(failed) : full_path(THP_SYSFS_DIR), strerror(-r));
 		return EXIT_FAIL;
 	}
-	snprintf(how, sizeof(how), "written to sysfs: thpd is not running, so this lasts until reboot");
 	/* not the plain "nobody listens" case: say what went wrong */
 	if (strcmp(why, strerror(ENOENT)) && strcmp(why, strerror(ECONNREFUSED)))
 		log_error("could not reach thpd at %s: %s", thpctl_socket_path(), why);
-	print_result(how);
+	print_result("written to sysfs: thpd is not running, so this lasts until reboot");
 	return EXIT_OK;
 }
 

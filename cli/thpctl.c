@@ -129,13 +129,17 @@ int usage_error(const char *fmt, ...)
 
 const char *full_path(const char *path)
 {
-	static char buf[4][4096];
+	/* whole, however long: a message must not name another path */
+	static char *buf[4];
 	static int slot;
-	char *b = buf[slot++ % 4];
+	char **b = &buf[slot++ % 4];
 
-	if (thp_path(b, sizeof(buf[0]), path) < 0)
-		snprintf(b, sizeof(buf[0]), "%s", path);
-	return b;
+	free(*b);
+	if (asprintf(b, "%s%s", thp_root(), path) < 0) {
+		*b = NULL;
+		return path;	/* out of memory: the root is "" on a real system */
+	}
+	return *b;
 }
 
 static void help(void)
@@ -291,7 +295,11 @@ int main(int argc, char **argv)
 	int c, r;
 
 	output_init();
-	thp_root_init();
+	if (thp_root_init() < 0) {
+		log_error("THP_ROOT is %zu bytes long, the limit is %d: refused rather than cut short",
+			  strlen(getenv("THP_ROOT")), THP_ROOT_MAX - 1);
+		return EXIT_USAGE;
+	}
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+jhV", opts, NULL)) != -1) {
 		switch (c) {

@@ -65,6 +65,12 @@ void jadd_str(struct json_object *o, const char *key, const char *val);
 void jadd_u64(struct json_object *o, const char *key, uint64_t val);
 void jadd_int(struct json_object *o, const char *key, int64_t val);
 void jadd_bool(struct json_object *o, const char *key, bool val);
+/*
+ * "name value" lines (vmstat, thp_stat) whose name starts with prefix, as
+ * counters in o; names of any length, lines that are not a name and a
+ * number skipped. text is cut up. Returns 0.
+ */
+int jadd_counters(struct json_object *o, char *text, const char *prefix);
 
 /* thpd client (client.c): THPD_SOCKET or /run/thpd.sock */
 const char *thpctl_socket_path(void);

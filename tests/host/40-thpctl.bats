@@ -750,3 +750,164 @@ PY
 	kill "$PEER" 2>/dev/null || true
 	assert_equal "$(knob enabled)" 'always [madvise] never'
 }
+
+# ---- what does not fit is refused, never cut short (issue 20, class 2) ----
+# One test per fixed-size buffer of lib/ and cli/ that input can overflow;
+# each fails on the code that truncated.
+
+# long_dir BASE LEN: BASE extended with path components to exactly LEN bytes
+long_dir() {
+	local d=$1 n
+	while ((${#d} < $2)); do
+		n=$(($2 - ${#d} - 1))
+		((n > 200)) && n=200
+		((n < 1)) && n=1
+		d=$d/$(printf 'd%.0s' $(seq "$n"))
+	done
+	printf '%s' "$d"
+}
+
+@test "THP_ROOT longer than 1023 bytes is refused, not cut to a tree it names" {
+	local short
+	# a tree at the first 511 bytes: where the old 512-byte buffer led
+	short=$(long_dir "$BATS_TEST_TMPDIR/r" 511)
+	THP_ROOT=$short fake_tree stock
+	export THP_ROOT
+	THP_ROOT=$(long_dir "$short" 1100)
+	run -2 --separate-stderr "$THPCTL" status
+	assert_equal "$output" ""
+	[[ $stderr == *'THP_ROOT is 1100 bytes long, the limit is 1023: refused'* ]] || fail "stderr: $stderr"
+	# 1023 bytes are accepted (and there is no tree there)
+	THP_ROOT=$(long_dir "$short" 1023)
+	run -1 "$THPCTL" status
+	assert_output --partial 'No such file or directory'
+}
+
+@test "ps: a name longer than thpctl reads is refused, not shown cut" {
+	fake_tree stock
+	fake_proc 300 "$(printf 'n%.0s' {1..300})" 0
+	run -1 --separate-stderr "$THPCTL" ps 300
+	[[ $stderr == *"cannot read $THP_ROOT/proc/300/comm: File too large"* ]] || fail "stderr: $stderr"
+	# in a listing too: said, the others still shown
+	run -1 --separate-stderr "$THPCTL" --json ps
+	echo "$output" | jq -e 'map(.pid) == [100, 200]'
+	[[ $stderr == *"proc/300/comm: File too large"* ]] || fail "stderr: $stderr"
+}
+
+@test "ps: an smaps_rollup too long to read whole is refused" {
+	fake_tree stock
+	{ for i in $(seq 1000); do echo "Pad$i:          0 kB"; done
+	  echo 'AnonHugePages:   4096 kB'; } >"$THP_ROOT/proc/200/smaps_rollup"
+	run -1 "$THPCTL" ps 200
+	assert_output --partial "$THP_ROOT/proc/200/smaps_rollup: File too large"
+}
+
+@test "ps: thp_stat counters with long names are kept whole" {
+	local name
+	fake_tree patched
+	name=thp_$(printf 'x%.0s' {1..70})
+	echo "$name 42" >>"$THP_ROOT/proc/100/thp_stat"
+	run -0 "$THPCTL" --json ps 100
+	echo "$output" | jq -e --arg n "$name" '.[0][$n] == 42'
+	# text: its column header whole, in capitals
+	run -0 "$THPCTL" ps 100
+	assert_line --index 0 --partial "${name^^}"
+}
+
+@test "ps: a table of more than 32 columns shows all of them" {
+	fake_tree patched
+	for i in $(seq 40); do echo "thp_extra_$i $i"; done >>"$THP_ROOT/proc/100/thp_stat"
+	run -0 "$THPCTL" ps 100
+	assert_line --index 0 --regexp 'THP_EXTRA_40$'
+	assert_line --index 1 --regexp ' 40$'
+}
+
+@test "ps: a thp_policy file longer than its buffer is refused" {
+	fake_tree patched
+	printf 'advise\n%s\n' "$(printf 'x%.0s' {1..40})" >"$THP_ROOT/proc/100/thp_policy"
+	run -1 "$THPCTL" ps 100
+	assert_output --partial "$THP_ROOT/proc/100/thp_policy: File too large"
+}
+
+@test "status: vmstat counters with long names are kept whole; a too long vmstat is refused" {
+	local name
+	fake_tree stock
+	name=thp_$(printf 'y%.0s' {1..70})
+	echo "$name 7" >>"$THP_ROOT/proc/vmstat"
+	run -0 "$THPCTL" --json status
+	echo "$output" | jq -e --arg n "$name" '.counters[$n] == 7'
+	{ for i in $(seq 5000); do echo "nr_pad_$i 0"; done; echo 'thp_late 1'; } >>"$THP_ROOT/proc/vmstat"
+	run -1 --separate-stderr "$THPCTL" --json status
+	[[ $stderr == *"$THP_ROOT/proc/vmstat: File too large"* ]] || fail "stderr: $stderr"
+	echo "$output" | jq -e '.counters | has("thp_late") | not'
+}
+
+@test "status: a meminfo too long to read whole is refused, not shown as unknown" {
+	fake_tree stock
+	{ for i in $(seq 1000); do echo "Pad$i:        0 kB"; done
+	  echo 'AnonHugePages:     14336 kB'; } >"$THP_ROOT/proc/meminfo"
+	run -1 --separate-stderr "$THPCTL" --json status
+	[[ $stderr == *"$THP_ROOT/proc/meminfo: File too large"* ]] || fail "stderr: $stderr"
+}
+
+@test "status: a khugepaged value longer than its buffer is refused, not read as its prefix" {
+	fake_tree stock
+	# 66 zeros and 4096: its first 63 bytes read as 0
+	printf '%066d4096\n' 0 >"$THP_ROOT/$SYS/khugepaged/pages_to_scan"
+	run -1 --separate-stderr "$THPCTL" --json status
+	[[ $stderr == *"khugepaged/pages_to_scan: File too large"* ]] || fail "stderr: $stderr"
+	echo "$output" | jq -e '.khugepaged | has("pages_to_scan") | not'
+}
+
+@test "status: an enabled file longer than its buffer is refused, not parsed from its prefix" {
+	fake_tree stock
+	printf 'always [madvise] never%300s[always]\n' '' >"$THP_ROOT/$SYS/enabled"
+	run -1 "$THPCTL" status
+	assert_output --partial 'File too large'
+}
+
+@test "status: a mode file longer than its buffer is refused" {
+	fake_tree patched
+	printf '2\n%40s\n' x >"$THP_ROOT/$SYS/mode"
+	run -1 "$THPCTL" status
+	assert_output --partial 'File too large'
+}
+
+@test "policy --collapse: a maps line longer than a buffer is not split into a forged mapping" {
+	local pid long
+	fake_tree stock
+	sleep 60 &
+	pid=$!
+	mkdir -p "$THP_ROOT/proc/$pid"
+	echo sleep >"$THP_ROOT/proc/$pid/comm"
+	cp "$THP_ROOT/proc/100/smaps_rollup" "$THP_ROOT/proc/$pid/smaps_rollup"
+	# a file mapping whose name's tail, past 511 bytes, reads as anonymous memory
+	long='7f0000000000-7f0000001000 r--p 00000000 08:02 17 /'
+	long=$long$(printf 'f%.0s' $(seq $((511 - ${#long}))))
+	printf '%s7f1000000000-7f1000400000 rw-p 00000000 00:00 0\n' "$long" >"$THP_ROOT/proc/$pid/maps"
+	run --separate-stderr "$THPCTL" --json policy --collapse "$pid"
+	kill "$pid"
+	if [[ $stderr == *'not supported by this kernel'* ]]; then
+		skip "host kernel without MADV_COLLAPSE in process_madvise"
+	fi
+	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
+	echo "$output" | jq -e '.collapse.ranges == 0'
+}
+
+@test "policy --collapse: an smaps_rollup too long to read whole is refused" {
+	local pid
+	fake_tree stock
+	sleep 60 &
+	pid=$!
+	mkdir -p "$THP_ROOT/proc/$pid"
+	echo sleep >"$THP_ROOT/proc/$pid/comm"
+	: >"$THP_ROOT/proc/$pid/maps"
+	for i in $(seq 400); do echo "Pad$i:        0 kB"; done >"$THP_ROOT/proc/$pid/smaps_rollup"
+	run --separate-stderr "$THPCTL" --json policy --collapse "$pid"
+	kill "$pid"
+	if [[ $stderr == *'not supported by this kernel'* ]]; then
+		skip "host kernel without MADV_COLLAPSE in process_madvise"
+	fi
+	[ "$status" -eq 1 ] || fail "exit $status: $stderr"
+	[[ $stderr == *"proc/$pid/smaps_rollup: File too large"* ]] || fail "stderr: $stderr"
+}
