@@ -11,6 +11,7 @@
 #                   checkpatch on the series, the guest suites
 #   make check-host   the host tests (ASan+UBSan), no VM
 #   make check-guest SUITES="10-modes.bats ..."   only those guest suites
+#   make check-stock  every guest suite on Debian's stock 6.1 and 6.12 kernels
 #   make check-debug  the guest suites on a DEBUG_VM/lockdep/KASAN kernel
 #   make bench      benchmarks in the guest (figures and ratios, never pass/fail)
 #   make checkpatch scripts/checkpatch.pl --strict on every patch of the series
