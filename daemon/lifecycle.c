@@ -21,26 +21,17 @@
 void thpd_restore(struct thpd *d)
 {
 	const struct thpd_originals *o = &d->originals;
-	struct thp_mode_req req;
-	const char *failed = NULL;
+	char why[512];
 	int r;
 
 	if (!o->have_enabled && !o->have_defrag)
 		return;	/* never got as far as saving anything */
 	if (!d->cfg.restore_on_stop)
 		goto out;
-	if (o->have_enabled && thp_mode_parse(o->enabled, &req) == 0) {
-		r = thp_state_apply(&req, &failed);
-		if (r < 0)
-			log_err("Failed to restore enabled=%s (%s): %s", o->enabled,
-				failed ? failed : "?", strerror(-r));
-	}
-	if (o->have_defrag) {
-		r = thp_defrag_apply(o->defrag, &failed);
-		if (r < 0)
-			log_err("Failed to restore defrag=%s (%s): %s", o->defrag,
-				failed ? failed : "?", strerror(-r));
-	}
+	r = thpd_apply_settings(o->have_enabled ? o->enabled : NULL,
+				o->have_defrag ? o->defrag : NULL, why, sizeof(why));
+	if (r < 0)
+		log_err("Failed to restore enabled=%s defrag=%s: %s", o->enabled, o->defrag, why);
 	for (int k = 0; k < THPD_KH_N; k++) {
 		if (!o->have_kh[k] || !d->cfg.kh_set[k])
 			continue;
@@ -57,6 +48,78 @@ out:
 
 /* ---- applying ---- */
 
+/* enabled and defrag as the kernel has them now; -errno when unreadable */
+static int read_pair(char *enabled, size_t esize, char *defrag, size_t dsize)
+{
+	char text[256];
+	int r;
+
+	r = thp_read_file(THP_SYSFS_DIR "/enabled", text, sizeof(text));
+	if (r >= 0)
+		r = thp_parse_bracketed(text, enabled, esize);
+	if (r >= 0)
+		r = thp_read_file(THP_SYSFS_DIR "/defrag", text, sizeof(text));
+	if (r >= 0)
+		r = thp_parse_bracketed(text, defrag, dsize);
+	return r < 0 ? r : 0;
+}
+
+int thpd_apply_settings(const char *enabled, const char *defrag, char *why, size_t size)
+{
+	char old_enabled[16], old_defrag[16];
+	const char *failed = NULL, *rb_failed = NULL;
+	struct thp_mode_req req, old_req;
+	bool changed_enabled = false, changed_defrag = false;
+	int r = 0, rb = 0;
+
+	why[0] = '\0';
+	if (enabled && !*enabled)
+		enabled = NULL;
+	if (defrag && !*defrag)
+		defrag = NULL;
+	if ((enabled && thp_mode_parse(enabled, &req) < 0) || (defrag && thp_defrag_valid(defrag) < 0)) {
+		snprintf(why, size, "invalid value");
+		return -EINVAL;
+	}
+	/* what to go back to when a later write fails */
+	r = read_pair(old_enabled, sizeof(old_enabled), old_defrag, sizeof(old_defrag));
+	if (r < 0) {
+		snprintf(why, size, "cannot read the current THP settings: %s; nothing was changed",
+			 strerror(-r));
+		return r;
+	}
+	if (enabled) {
+		r = thp_state_apply(&req, &failed);
+		/* a number on a stock kernel: enabled, then defrag */
+		changed_enabled = r == 0 || (failed && strcmp(failed, THP_SYSFS_DIR "/defrag") == 0);
+		changed_defrag = r == 0 && (req.defrag || req.rfc >= 0);
+	}
+	if (r == 0 && defrag) {
+		r = thp_defrag_apply(defrag, &failed);
+		changed_defrag |= r == 0;
+	}
+	if (r == 0)
+		return 0;
+	/* a change of two files happens whole or not at all: undo what was written */
+	if (changed_enabled && thp_mode_parse(old_enabled, &old_req) == 0) {
+		old_req.defrag = NULL;	/* a word: enabled only */
+		rb = thp_state_apply(&old_req, &rb_failed);
+	}
+	if (rb == 0 && changed_defrag)
+		rb = thp_defrag_apply(old_defrag, &rb_failed);
+	if (rb == 0 && !changed_enabled && !changed_defrag)
+		snprintf(why, size, "writing %s failed: %s; nothing was changed",
+			 failed ? failed : "?", strerror(-r));
+	else if (rb == 0)
+		snprintf(why, size, "writing %s failed: %s; rolled back to enabled=%s defrag=%s",
+			 failed ? failed : "?", strerror(-r), old_enabled, old_defrag);
+	else
+		snprintf(why, size,
+			 "writing %s failed: %s; rolling back failed too (%s: %s): the host may be left half-changed",
+			 failed ? failed : "?", strerror(-r), rb_failed ? rb_failed : "?", strerror(-rb));
+	return r;
+}
+
 static void refresh_normal(struct thpd *d)
 {
 	struct thp_state st;
@@ -72,26 +135,15 @@ static void refresh_normal(struct thpd *d)
 static int apply_target(struct thpd *d)
 {
 	const struct thpd_target *t = &d->target;
-	struct thp_mode_req req;
-	const char *failed = NULL;
+	char why[512];
 	int r, ret = 0;
 
-	if (t->mode[0] && thp_mode_parse(t->mode, &req) == 0) {
-		r = thp_state_apply(&req, &failed);
-		if (r < 0) {
-			log_err("Failed to apply Mode=%s from the %s: writing %s: %s", t->mode,
-				t->mode_src, failed ? failed : "?", strerror(-r));
-			ret = r;
-		}
-	}
-	if (t->defrag[0]) {
-		r = thp_defrag_apply(t->defrag, &failed);
-		if (r < 0) {
-			log_err("Failed to apply Defrag=%s from the %s: writing %s: %s", t->defrag,
-				t->defrag_src, failed ? failed : "?", strerror(-r));
-			if (!ret)
-				ret = r;
-		}
+	r = thpd_apply_settings(t->mode, t->defrag, why, sizeof(why));
+	if (r < 0) {
+		log_err("Failed to apply Mode=%s (from the %s), Defrag=%s (from the %s): %s",
+			t->mode[0] ? t->mode : "-", t->mode_src ? t->mode_src : "-",
+			t->defrag[0] ? t->defrag : "-", t->defrag_src ? t->defrag_src : "-", why);
+		ret = r;
 	}
 	for (int k = 0; k < THPD_KH_N; k++) {
 		if (!d->cfg.kh_set[k])
@@ -264,64 +316,71 @@ int thpd_reload(struct thpd *d)
 	return r;
 }
 
-/* an administrator's change through the socket: apply, then persist */
-static int after_change(struct thpd *d, const char **failed_path)
-{
-	static char path[PATH_MAX];
-	int r;
+/* ---- an administrator's change through the socket ---- */
 
+/* the persisted state is saved first; the host is changed only after that */
+static int change(struct thpd *d, const struct thpd_persist *next, const char *enabled,
+		  const char *defrag, const char *what, const char *value, char *why, size_t size)
+{
+	char from[40], state[PATH_MAX + 16], applied[256];
+	int r, r2;
+
+	snprintf(state, sizeof(state), "%s/" THPD_STATE_FILE, d->state_dir);
+	r = thpd_persist_save(d->state_dir, next);
+	if (r < 0) {
+		snprintf(why, size, "cannot save the setting in %s: %s; nothing was changed", state,
+			 strerror(-r));
+		log_err("Refused %s=%s: %s", what, value, why);
+		return r;
+	}
+	r = thpd_apply_settings(enabled, defrag, applied, sizeof(applied));
+	if (r < 0) {
+		/* the disk goes back to what the host and status still say */
+		r2 = thpd_persist_save(d->state_dir, &d->persist);
+		snprintf(why, size, "%s%s%s", applied, r2 < 0 ? "; restoring " : "",
+			 r2 < 0 ? state : "");
+		if (r2 < 0)
+			snprintf(why + strlen(why), size - strlen(why), " failed too: %s",
+				 strerror(-r2));
+		log_err("Failed to set %s=%s: %s", what, value, why);
+		refresh_normal(d);
+		return r;
+	}
+	snprintf(from, sizeof(from), "%s/%s", d->normal_enabled, d->normal_defrag);
+	d->persist = *next;
 	refresh_normal(d);
 	if (d->adaptive.state == THPD_ASTATE_STEPPED_DOWN)
 		log_event(LOG_NOTICE, "override",
 			  "Administrator changed THP settings while stepped down; back to normal");
 	d->adaptive.state = THPD_ASTATE_NORMAL;
-	r = thpd_persist_save(d->state_dir, &d->persist);
-	if (r < 0) {
-		if ((size_t)snprintf(path, sizeof(path), "%s/" THPD_STATE_FILE, d->state_dir) >=
-		    sizeof(path))
-			path[0] = '\0';
-		*failed_path = path;
-		log_err("Failed to persist the new setting in %s: %s", path, strerror(-r));
-	}
-	return r;
-}
-int thpd_set_enabled(struct thpd *d, const char *value, const char **failed_path)
-{
-	struct thp_mode_req req;
-	char from[16];
-	int r;
-
-	r = thp_mode_parse(value, &req);
-	if (r < 0)
-		return r;
-	snprintf(from, sizeof(from), "%s", d->normal_enabled);
-	r = thp_state_apply(&req, failed_path);
-	if (r < 0)
-		return r;
-	snprintf(d->persist.enabled, sizeof(d->persist.enabled), "%s",
-		 thp_enabled_name(req.enabled));
-	if (req.defrag)
-		snprintf(d->persist.defrag, sizeof(d->persist.defrag), "%s", req.defrag);
 	thpd_logf(LOG_NOTICE, &(const struct thpd_log_fields){
-			.event = "set-enabled", .from = from, .to = value, .reason = "socket request" },
-		  "enabled set to %s through the socket (was %s)", value, from);
-	return after_change(d, failed_path);
+			.event = strcmp(what, "enabled") == 0 ? "set-enabled" : "set-defrag",
+			.from = from, .to = value, .reason = "socket request" },
+		  "%s set to %s through the socket (enabled/defrag was %s)", what, value, from);
+	return 0;
 }
 
-int thpd_set_defrag(struct thpd *d, const char *value, const char **failed_path)
+int thpd_set_enabled(struct thpd *d, const char *value, char *why, size_t size)
 {
-	char from[16];
-	int r;
+	struct thpd_persist next = d->persist;
+	struct thp_mode_req req;
 
+	why[0] = '\0';
+	if (thp_mode_parse(value, &req) < 0)
+		return -EINVAL;
+	snprintf(next.enabled, sizeof(next.enabled), "%s", thp_enabled_name(req.enabled));
+	if (req.defrag)
+		snprintf(next.defrag, sizeof(next.defrag), "%s", req.defrag);
+	return change(d, &next, value, NULL, "enabled", value, why, size);
+}
+
+int thpd_set_defrag(struct thpd *d, const char *value, char *why, size_t size)
+{
+	struct thpd_persist next = d->persist;
+
+	why[0] = '\0';
 	if (thp_defrag_valid(value) < 0)
 		return -EINVAL;
-	snprintf(from, sizeof(from), "%s", d->normal_defrag);
-	r = thp_defrag_apply(value, failed_path);
-	if (r < 0)
-		return r;
-	snprintf(d->persist.defrag, sizeof(d->persist.defrag), "%s", value);
-	thpd_logf(LOG_NOTICE, &(const struct thpd_log_fields){
-			.event = "set-defrag", .from = from, .to = value, .reason = "socket request" },
-		  "defrag set to %s through the socket (was %s)", value, from);
-	return after_change(d, failed_path);
+	snprintf(next.defrag, sizeof(next.defrag), "%s", value);
+	return change(d, &next, NULL, value, "defrag", value, why, size);
 }

@@ -2,15 +2,13 @@
 #include "persist.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "safe-file.h"
 #include "thp.h"
 
 static int take_string(struct json_object *o, const char *key, char *out, size_t size,
@@ -75,81 +73,28 @@ char *thpd_persist_format(const struct thpd_persist *p)
 
 int thpd_persist_load(const char *dir, struct thpd_persist *p)
 {
-	char path[PATH_MAX], buf[1024];
-	ssize_t n;
-	int fd, r;
+	char buf[1024];
+	int r;
 
 	memset(p, 0, sizeof(*p));
-	if ((size_t)snprintf(path, sizeof(path), "%s/" THPD_STATE_FILE, dir) >= sizeof(path))
-		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, sizeof(buf) - 1);
-	r = n < 0 ? -errno : 0;
-	close(fd);
+	r = thpd_safe_read(dir, THPD_STATE_FILE, buf, sizeof(buf));
 	if (r < 0)
 		return r;
-	if ((size_t)n == sizeof(buf) - 1)
-		return -EFBIG;
-	buf[n] = '\0';
 	return thpd_persist_parse(buf, p);
-}
-
-static int write_all(int fd, const char *s, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, s, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		s += n;
-		len -= (size_t)n;
-	}
-	return 0;
 }
 
 int thpd_persist_save(const char *dir, const struct thpd_persist *p)
 {
-	char tmp[PATH_MAX], path[PATH_MAX];
-	char *text = thpd_persist_format(p);
-	int fd = -1, dfd = -1, r;
+	char *text = thpd_persist_format(p), *line;
+	int r;
 
 	if (!text)
 		return -ENOMEM;
-	if ((size_t)snprintf(path, sizeof(path), "%s/" THPD_STATE_FILE, dir) >= sizeof(path) ||
-	    (size_t)snprintf(tmp, sizeof(tmp), "%s/." THPD_STATE_FILE ".tmp", dir) >= sizeof(tmp)) {
-		r = -ENAMETOOLONG;
-		goto out;
-	}
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		r = -errno;
-		goto out;
-	}
-	r = write_all(fd, text, strlen(text));
-	if (r == 0)
-		r = write_all(fd, "\n", 1);
-	if (r == 0 && fsync(fd) < 0)
-		r = -errno;
-	if (close(fd) < 0 && r == 0)
-		r = -errno;
-	fd = -1;
-	if (r == 0 && rename(tmp, path) < 0)
-		r = -errno;
-	if (r < 0) {
-		unlink(tmp);
-		goto out;
-	}
-	/* make the rename itself durable */
-	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0 || fsync(dfd) < 0)
-		r = -errno;
-	if (dfd >= 0)
-		close(dfd);
-out:
+	r = asprintf(&line, "%s\n", text) < 0 ? -ENOMEM : 0;
 	free(text);
+	if (r < 0)
+		return r;
+	r = thpd_safe_replace(dir, THPD_STATE_FILE, line);
+	free(line);
 	return r;
 }

@@ -3,7 +3,8 @@
  * What an administrator set through the socket, kept in the state directory
  * ($STATE_DIRECTORY, /var/lib/thpd) as one small JSON file:
  *   {"version":1,"enabled":"madvise","defrag":null}
- * written atomically (temporary file, fsync, rename, fsync of the directory).
+ * written atomically (temporary file, fsync, rename, fsync of the directory)
+ * and read so that only a regular file of ours is used (safe-file.h).
  */
 #ifndef THPD_PERSIST_H
 #define THPD_PERSIST_H
@@ -22,7 +23,10 @@ struct thpd_persist {
 int thpd_persist_parse(const char *text, struct thpd_persist *p);
 /* the file's text, malloc'ed; NULL on ENOMEM */
 char *thpd_persist_format(const struct thpd_persist *p);
-/* load from dir; -ENOENT when nothing was ever persisted */
+/*
+ * load from dir; -ENOENT when nothing was ever persisted, -EBADMSG when it
+ * is not a valid state, -EPERM/-ELOOP when something else sits there
+ */
 int thpd_persist_load(const char *dir, struct thpd_persist *p);
 int thpd_persist_save(const char *dir, const struct thpd_persist *p);
 static inline bool thpd_persist_empty(const struct thpd_persist *p)

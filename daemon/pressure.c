@@ -35,11 +35,9 @@ static void describe(char *buf, size_t size, const char *enabled, const char *de
 static void act(struct thpd *d, enum thpd_action a)
 {
 	const struct thpd_adaptive_config *cfg = &d->cfg.adaptive;
-	char from[96], to[96], to_enabled[16], to_defrag[16];
-	struct thp_mode_req req;
+	char from[96], to[96], to_enabled[16], to_defrag[16], why[512];
 	struct thp_state st;
-	const char *failed = NULL;
-	int r = 0, e;
+	int r, e;
 
 	if (a == THPD_ACT_NONE)
 		return;
@@ -58,14 +56,9 @@ static void act(struct thpd *d, enum thpd_action a)
 		snprintf(to_defrag, sizeof(to_defrag), "%s", d->normal_defrag);
 	}
 	describe(to, sizeof(to), to_enabled, to_defrag);
-	if (thp_mode_parse(to_enabled, &req) == 0)
-		r = thp_state_apply(&req, &failed);
-	if (r == 0)
-		r = thp_defrag_apply(to_defrag, &failed);
+	r = thpd_apply_settings(to_enabled, to_defrag, why, sizeof(why));
 	if (r < 0)
-		log_err("Failed to %s: writing %s: %s",
-			a == THPD_ACT_STEP_DOWN ? "step down" : "step up", failed ? failed : "?",
-			strerror(-r));
+		log_err("Failed to %s: %s", a == THPD_ACT_STEP_DOWN ? "step down" : "step up", why);
 	thpd_logf(a == THPD_ACT_STEP_DOWN ? LOG_WARNING : LOG_NOTICE,
 		  &(const struct thpd_log_fields){
 			  .event = a == THPD_ACT_STEP_DOWN ? "step-down" : "step-up",

@@ -5,7 +5,7 @@
  * symlink, a hard link to another file, a FIFO, a device, a directory — is
  * never followed, written through or waited on:
  *   read:    O_NOFOLLOW | O_NONBLOCK, then fstat: a regular file with one
- *            link, else -EBADF ... see below;
+ *            link;
  *   replace: unlink the temporary name, create it with O_CREAT | O_EXCL |
  *            O_NOFOLLOW (so it is a new file of ours), write, fsync, rename
  *            over the name (rename replaces the directory entry, never what

@@ -68,7 +68,7 @@ static struct json_object *error_reply(int err, const char *fmt, ...)
 
 static struct json_object *error_reply(int err, const char *fmt, ...)
 {
-	char msg[512];
+	char msg[1536];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -80,6 +80,31 @@ static struct json_object *error_reply(int err, const char *fmt, ...)
 static void add_str(struct json_object *o, const char *key, const char *v)
 {
 	json_object_object_add(o, key, v && *v ? json_object_new_string(v) : NULL);
+}
+
+/*
+ * Request text for a reply or the log: printable ASCII as it is, every
+ * other byte as \xHH, cut after 64 bytes of s: a reply stays valid UTF-8
+ * and short whatever was sent.
+ */
+static const char *printable(const char *s, char *buf, size_t size)
+{
+	size_t o = 0, i;
+
+	for (i = 0; s[i] && i < 64 && o + 5 < size; i++) {
+		unsigned char ch = (unsigned char)s[i];
+
+		if (ch >= 0x20 && ch < 0x7f && ch != '\\')
+			buf[o++] = (char)ch;
+		else
+			o += (size_t)snprintf(buf + o, size - o, "\\x%02x", ch);
+	}
+	if (s[i] && o + 4 < size) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
 }
 
 static struct json_object *state_reply(struct thpd *d)
@@ -132,8 +157,8 @@ static struct json_object *cmd_set(struct thpd *d, const struct thpd_peer *peer,
 				   const char *cmd, struct json_object *req)
 {
 	bool enable = strcmp(cmd, "enable") == 0;
-	const char *failed = NULL, *value;
-	char words[128];
+	const char *value;
+	char words[128], why[1024], shown[300];
 	struct json_object *v;
 	int r;
 
@@ -149,13 +174,15 @@ static struct json_object *cmd_set(struct thpd *d, const struct thpd_peer *peer,
 	if (!json_object_object_get_ex(req, "value", &v) || !json_object_is_type(v, json_type_string))
 		return error_reply(EINVAL, "'%s' needs a string \"value\"", cmd);
 	value = json_object_get_string(v);
-	r = enable ? thpd_set_enabled(d, value, &failed) : thpd_set_defrag(d, value, &failed);
-	if (r == -EINVAL && !failed)
-		return error_reply(EINVAL, "invalid value '%s' for %s (expected %s)", value, cmd,
+	printable(value, shown, sizeof(shown));
+	r = enable ? thpd_set_enabled(d, value, why, sizeof(why)) :
+		     thpd_set_defrag(d, value, why, sizeof(why));
+	if (r == -EINVAL && !why[0])
+		return error_reply(EINVAL, "invalid value '%s' for %s (expected %s)", shown, cmd,
 				   enable ? thp_mode_words_text(words, sizeof(words)) :
 				   thp_knob_words_text(THP_KNOB_DEFRAG, words, sizeof(words)));
 	if (r < 0)
-		return error_reply(r, "writing %s failed: %s", failed ? failed : "?", strerror(-r));
+		return error_reply(r, "%s", why);
 	return state_reply(d);
 }
 
@@ -164,10 +191,28 @@ struct json_object *thpd_handle_request(struct thpd *d, const struct thpd_peer *
 {
 	struct json_object *c, *o;
 	const char *cmd;
+	char shown[300];
+	bool takes_value;
 
 	if (!json_object_object_get_ex(req, "cmd", &c) || !json_object_is_type(c, json_type_string))
 		return error_reply(EINVAL, "request without a string \"cmd\"");
 	cmd = json_object_get_string(c);
+	/* exactly what docs/abi.md says: "cmd", and "value" for enable and defrag */
+	takes_value = strcmp(cmd, "enable") == 0 || strcmp(cmd, "defrag") == 0;
+	json_object_object_foreach(req, key, val) {
+		const char *text;
+
+		if (strcmp(key, "cmd") != 0 && !(takes_value && strcmp(key, "value") == 0))
+			return error_reply(EINVAL, "unexpected member \"%s\" in a '%s' request",
+					   printable(key, shown, sizeof(shown)),
+					   printable(cmd, shown + 150, sizeof(shown) - 150));
+		if (!json_object_is_type(val, json_type_string))
+			continue;	/* said below, for the member it is */
+		text = json_object_get_string(val);
+		for (const char *p = text; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				return error_reply(EINVAL, "a control character in \"%s\"", key);
+	}
 	if (strcmp(cmd, "ping") == 0) {
 		o = ok_reply();
 		add_str(o, "version", THP_VERSION);
@@ -184,20 +229,27 @@ struct json_object *thpd_handle_request(struct thpd *d, const struct thpd_peer *
 			return error_reply(EINVAL, "configuration is unusable, kept the last good one (see journalctl -u thpd)");
 		return ok_reply();
 	}
-	return error_reply(EOPNOTSUPP, "unknown command '%.64s'", cmd);
+	return error_reply(EOPNOTSUPP, "unknown command '%s'", printable(cmd, shown, sizeof(shown)));
 }
 
 /* ---- connections ---- */
 
 static void conn_free(struct conn *c)
 {
+	struct thpd *d = c->d;
+
 	*c->pprev = c->next;
 	if (c->next)
 		c->next->pprev = c->pprev;
 	sd_event_source_disable_unref(c->src);
 	close(c->fd);
-	c->d->n_conns--;
+	d->n_conns--;
 	free(c);
+	/* a descriptor is free again: accept what waited */
+	if (d->accept_paused && d->listen_src) {
+		d->accept_paused = false;
+		sd_event_source_set_enabled(d->listen_src, SD_EVENT_ON);
+	}
 }
 
 static int send_reply(struct conn *c, struct json_object *reply)
@@ -206,6 +258,34 @@ static int send_reply(struct conn *c, struct json_object *reply)
 
 	json_object_put(reply);
 	return r;
+}
+
+/*
+ * The caller's supplementary groups, for AdminGroup=. More than fit in
+ * peer.groups: look for the admin group in all of them, never in a
+ * truncated list.
+ */
+static void peer_groups(struct conn *c)
+{
+	socklen_t len = sizeof(c->peer.groups);
+	gid_t *all;
+
+	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, c->peer.groups, &len) == 0) {
+		c->peer.n_groups = (int)(len / sizeof(gid_t));
+		return;
+	}
+	if (errno != ERANGE)
+		return;
+	all = malloc(len);
+	if (all && getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, all, &len) == 0) {
+		c->peer.n_groups = 0;
+		for (size_t i = 0; i < len / sizeof(gid_t); i++)
+			if (all[i] == c->d->cfg.admin_gid) {
+				c->peer.groups[0] = all[i];
+				c->peer.n_groups = 1;
+			}
+	}
+	free(all);
 }
 
 static int on_conn(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -229,7 +309,13 @@ static int on_conn(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 		return 0;
 	}
 	if (n == 0) {
-		conn_free(c);
+		/* SOCK_SEQPACKET: 0 is the peer's end, or a message of no bytes */
+		if (revents & (EPOLLRDHUP | EPOLLHUP)) {
+			conn_free(c);
+			return 0;
+		}
+		if (send_reply(c, error_reply(EBADMSG, "empty message: expected one JSON object")) < 0)
+			conn_free(c);
 		return 0;
 	}
 	if ((size_t)n > THP_MSG_MAX) {
@@ -242,12 +328,8 @@ static int on_conn(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	if (r < 0) {
 		reply = error_reply(EBADMSG, "malformed request: expected one JSON object");
 	} else {
-		if (c->peer.n_groups < 0 && c->peer.uid != 0 && c->d->cfg.has_admin_gid) {
-			socklen_t len = sizeof(c->peer.groups);
-
-			if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, c->peer.groups, &len) == 0)
-				c->peer.n_groups = (int)(len / sizeof(gid_t));
-		}
+		if (c->peer.n_groups < 0 && c->peer.uid != 0 && c->d->cfg.has_admin_gid)
+			peer_groups(c);
 		reply = thpd_handle_request(c->d, &c->peer, req);
 		json_object_put(req);
 	}
@@ -271,6 +353,19 @@ static bool too_many(const struct thpd *d, uid_t uid)
 	return same >= THPD_MAX_CONNS_USER || nonroot >= THPD_MAX_CONNS_NONROOT;
 }
 
+static int on_accept_retry(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct thpd *d = userdata;
+
+	(void)s;
+	(void)usec;
+	if (d->accept_paused && d->listen_src) {
+		d->accept_paused = false;
+		sd_event_source_set_enabled(d->listen_src, SD_EVENT_ON);
+	}
+	return 0;
+}
+
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct thpd *d = userdata;
@@ -282,8 +377,25 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	(void)s;
 	(void)revents;
 	cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-	if (cfd < 0)
+	if (cfd < 0) {
+		if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+			/*
+			 * The connection stays queued and the socket readable:
+			 * stop watching it until a connection of ours closes.
+			 */
+			if (!d->accept_paused_logged)
+				log_warn("Cannot accept connections: %m; pausing the socket until a connection closes");
+			d->accept_paused_logged = true;
+			d->accept_paused = true;
+			sd_event_source_set_enabled(d->listen_src, SD_EVENT_OFF);
+			/* none of ours to wait for: try again in a second */
+			if (!d->n_conns &&
+			    sd_event_add_time_relative(d->event, NULL, CLOCK_MONOTONIC, 1000000, 100000,
+						       on_accept_retry, d) < 0)
+				sd_event_source_set_enabled(d->listen_src, SD_EVENT_ON);
+		}
 		return 0;
+	}
 	if (getsockopt(cfd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
 		log_warn("SO_PEERCRED failed: %m; dropping the connection");
 		close(cfd);
@@ -314,7 +426,7 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	c->peer.uid = cred.uid;
 	c->peer.gid = cred.gid;
 	c->peer.n_groups = -1;
-	r = sd_event_add_io(d->event, &c->src, cfd, EPOLLIN, on_conn, c);
+	r = sd_event_add_io(d->event, &c->src, cfd, EPOLLIN | EPOLLRDHUP, on_conn, c);
 	if (r < 0) {
 		close(cfd);
 		free(c);

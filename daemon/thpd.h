@@ -58,6 +58,8 @@ struct thpd {
 	sd_event_source *listen_src;
 	unsigned int n_conns;
 	struct conn *conns;
+	bool accept_paused;		/* out of descriptors: listen_src is off */
+	bool accept_paused_logged;	/* said once */
 
 	/* adaptive sources (pressure.c) */
 	int psi_fd;
@@ -82,9 +84,22 @@ int thpd_start(struct thpd *d);
  * unusable and the last good one stays (logged).
  */
 int thpd_reload(struct thpd *d);
-/* an administrator's change through the socket; *failed_path names a failed file */
-int thpd_set_enabled(struct thpd *d, const char *value, const char **failed_path);
-int thpd_set_defrag(struct thpd *d, const char *value, const char **failed_path);
+/*
+ * An administrator's change through the socket: the persisted state is
+ * saved first, then the host is changed (as one change, see below); when
+ * either fails the saved state goes back, so disk, host and status agree.
+ * -EINVAL with why "" for an invalid value; other failures say in why
+ * what failed and what the host was left in.
+ */
+int thpd_set_enabled(struct thpd *d, const char *value, char *why, size_t size);
+int thpd_set_defrag(struct thpd *d, const char *value, char *why, size_t size);
+/*
+ * Write enabled (a thp_mode_parse() word or number; NULL or "": leave) and
+ * defrag (NULL or "": leave) as one change: when a write fails, what was
+ * written before it is written back. 0, or -errno with why saying which
+ * file failed and whether the host was rolled back.
+ */
+int thpd_apply_settings(const char *enabled, const char *defrag, char *why, size_t size);
 /* on stop: put back what the host had (RestoreOnStop=), forget the originals */
 void thpd_restore(struct thpd *d);
 

@@ -3,6 +3,7 @@
 #include "thp.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <poll.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -47,6 +48,23 @@ int thp_proto_send(int fd, struct json_object *msg)
 	return (size_t)n == len ? 0 : -EIO;
 }
 
+/*
+ * "\u0000" anywhere: json-c would keep the NUL in a string value, where C
+ * code sees only the prefix, and cut a member name there. Escapes are
+ * walked pair by pair, so an escaped backslash followed by "u0000" is text.
+ */
+static bool has_nul_escape(const char *buf, size_t len)
+{
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (buf[i] != '\\')
+			continue;
+		if (buf[i + 1] == 'u' && i + 5 < len && strncmp(buf + i + 2, "0000", 4) == 0)
+			return true;
+		i++;	/* the escaped character */
+	}
+	return false;
+}
+
 int thp_proto_parse(const char *buf, size_t len, struct json_object **out)
 {
 	struct json_tokener *tok;
@@ -54,11 +72,13 @@ int thp_proto_parse(const char *buf, size_t len, struct json_object **out)
 	size_t used;
 
 	*out = NULL;
-	if (len == 0 || len > THP_MSG_MAX || memchr(buf, '\0', len))
+	if (len == 0 || len > THP_MSG_MAX || memchr(buf, '\0', len) || has_nul_escape(buf, len))
 		return -EBADMSG;
 	tok = json_tokener_new();
 	if (!tok)
 		return -ENOMEM;
+	/* standard JSON only, and only valid UTF-8: what is echoed stays valid */
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	obj = json_tokener_parse_ex(tok, buf, (int)len);
 	used = json_tokener_get_parse_end(tok);
 	if (!obj || json_tokener_get_error(tok) != json_tokener_success) {

@@ -18,7 +18,11 @@ int thp_proto_send(int fd, struct json_object *msg);
  * object; -ECONNRESET: peer closed.
  */
 int thp_proto_recv(int fd, struct json_object **out);
-/* parse one message already read (used by thp_proto_recv and fuzzers) */
+/*
+ * parse one message already read (used by thp_proto_recv and fuzzers):
+ * exactly one JSON object (standard JSON, valid UTF-8, no "\u0000", only
+ * white space after it), else -EBADMSG
+ */
 int thp_proto_parse(const char *buf, size_t len, struct json_object **out);
 /* send a request and wait for the reply (timeout_ms, -ETIMEDOUT) */
 int thp_proto_call(int fd, struct json_object *req, struct json_object **reply,

@@ -34,6 +34,12 @@ setup() {
 teardown() {
 	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
 		kill -TERM "$PID"
+		# a thpd stuck where SIGTERM cannot end it must not hang the suite
+		for _ in $(seq 50); do
+			kill -0 "$PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$PID" 2>/dev/null || true
 		wait "$PID" || true
 	fi
 	rm -rf "$SOCKDIR"
@@ -274,4 +280,217 @@ client() {
 	assert_output --partial '"ok":true'
 	kill "$holder"
 	wait "$holder" || true
+}
+
+# ---- issue 20, class 1: saving state is safe and truthful ----
+
+# start thpd with environment overrides: start_thpd_env VAR=value...
+start_thpd_env() {
+	env THP_ROOT="$R" STATE_DIRECTORY="$BATS_TEST_TMPDIR/state" "$@" \
+		"$THPD" --config "$CONF" --socket "$SOCK" 2>"$BATS_TEST_TMPDIR/log" &
+	PID=$!
+	for _ in $(seq 100); do
+		[ -S "$SOCK" ] && return 0
+		kill -0 "$PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	cat "$BATS_TEST_TMPDIR/log" >&2
+	fail "thpd did not come up"
+}
+
+# a state directory that cannot be written: the host is not changed, the
+# reply says why, status claims nothing
+assert_enable_refused_unchanged() {
+	client '{"cmd":"enable","value":"always"}' '{"cmd":"status"}'
+	assert_line --index 0 --regexp '"ok":false.*cannot save the setting in .*nothing was changed'
+	assert_line --index 1 --partial '"persisted":null'
+	assert_line --index 1 --partial '"enabled":"madvise"'
+	assert_equal "$(cat "$T/enabled")" "always [madvise] never"
+}
+
+@test "state directory missing: enable is refused before sysfs changes, status agrees" {
+	start_thpd_env STATE_DIRECTORY="$BATS_TEST_TMPDIR/no-such-dir"
+	assert_enable_refused_unchanged
+}
+
+@test "state directory is not a directory: enable is refused, nothing changed" {
+	: >"$BATS_TEST_TMPDIR/state-file"
+	start_thpd_env STATE_DIRECTORY="$BATS_TEST_TMPDIR/state-file"
+	assert_enable_refused_unchanged
+}
+
+@test "state directory read-only (immutable): enable is refused, nothing changed" {
+	chattr +i "$BATS_TEST_TMPDIR/state" 2>/dev/null || skip "chattr +i does not work on this file system"
+	start_thpd_env
+	run assert_enable_refused_unchanged
+	chattr -i "$BATS_TEST_TMPDIR/state"
+	assert_success
+}
+
+@test "a FIFO planted as the state file does not block start-up; it is refused and replaced" {
+	mkfifo "$BATS_TEST_TMPDIR/state/state"
+	start_thpd_env
+	client '{"cmd":"ping"}'
+	assert_success
+	assert_output --partial '"ok":true'
+	run grep -c "Cannot read .*/state: Operation not permitted" "$BATS_TEST_TMPDIR/log"
+	assert_output 1
+	# (the fake sysfs is not bracketed after a write, so the reply's state
+	# read fails; the write and the saved state show the change was made)
+	client '{"cmd":"defrag","value":"never"}'
+	refute_output --partial 'cannot save'
+	assert_equal "$(cat "$T/defrag")" never
+	[ -f "$BATS_TEST_TMPDIR/state/state" ] && [ ! -p "$BATS_TEST_TMPDIR/state/state" ]
+}
+
+@test "symlinks and hard links planted at the state file and its temporary are never written through" {
+	echo precious >"$BATS_TEST_TMPDIR/target-a"
+	echo precious >"$BATS_TEST_TMPDIR/target-b"
+	ln -s "$BATS_TEST_TMPDIR/target-a" "$BATS_TEST_TMPDIR/state/state"
+	ln "$BATS_TEST_TMPDIR/target-b" "$BATS_TEST_TMPDIR/state/.state.tmp"
+	start_thpd_env
+	run grep -c "Cannot read .*/state: Too many levels of symbolic links" "$BATS_TEST_TMPDIR/log"
+	assert_output 1
+	# (the fake sysfs is not bracketed after a write, so the reply's state
+	# read fails; the write and the saved state show the change was made)
+	client '{"cmd":"defrag","value":"never"}'
+	refute_output --partial 'cannot save'
+	assert_equal "$(cat "$T/defrag")" never
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/target-a")" precious
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/target-b")" precious
+	[ ! -L "$BATS_TEST_TMPDIR/state/state" ]
+	run cat "$BATS_TEST_TMPDIR/state/state"
+	assert_output '{"version":1,"enabled":null,"defrag":"never"}'
+}
+
+@test "a FIFO planted at the state file's temporary does not block a change" {
+	start_thpd_env
+	mkfifo "$BATS_TEST_TMPDIR/state/.state.tmp"
+	# (the fake sysfs is not bracketed after a write, so the reply's state
+	# read fails; the write and the saved state show the change was made)
+	client '{"cmd":"defrag","value":"never"}'
+	refute_output --partial 'cannot save'
+	assert_equal "$(cat "$T/defrag")" never
+	run cat "$BATS_TEST_TMPDIR/state/state"
+	assert_output '{"version":1,"enabled":null,"defrag":"never"}'
+}
+
+@test "the runtime 'saved' file: a FIFO does not block start-up, links are not written through" {
+	local run=$BATS_TEST_TMPDIR/run
+	mkdir "$run"
+	mkfifo "$run/saved"
+	echo precious >"$BATS_TEST_TMPDIR/target"
+	ln -s "$BATS_TEST_TMPDIR/target" "$run/.saved.tmp"
+	ln -s "$BATS_TEST_TMPDIR/target" "$run/saved.tmp"
+	start_thpd_env RUNTIME_DIRECTORY="$run"
+	client '{"cmd":"ping"}'
+	assert_output --partial '"ok":true'
+	assert_equal "$(cat "$BATS_TEST_TMPDIR/target")" precious
+	run cat "$run/saved"
+	assert_output --partial "enabled madvise"
+	[ -f "$run/saved" ] && [ ! -p "$run/saved" ]
+}
+
+@test "enable 2 without the mode file, defrag cannot be written: enabled rolled back, nothing persisted" {
+	start_thpd
+	chattr +i "$T/defrag" 2>/dev/null || skip "chattr +i does not work on this file system"
+	client '{"cmd":"enable","value":"2"}'
+	chattr -i "$T/defrag"
+	assert_output --regexp '"ok":false.*writing .*/defrag failed.*rolled back to enabled=madvise defrag=madvise'
+	assert_equal "$(cat "$T/enabled")" madvise
+	assert_equal "$(cat "$T/defrag")" "always defer defer+madvise [madvise] never"
+	[ ! -s "$BATS_TEST_TMPDIR/state/state" ] || run -0 grep -q '"enabled":null' "$BATS_TEST_TMPDIR/state/state"
+}
+
+# ---- issue 20, class 2 (protocol) and class 4 (descriptors) ----
+
+# every line of $output is one valid JSON document in valid UTF-8
+assert_replies_valid_json() {
+	printf '%s\n' "$output" | python3 -c '
+import json, sys
+for n, raw in enumerate(sys.stdin.buffer.read().splitlines()):
+    json.loads(raw.decode("utf-8", errors="strict"))
+' || fail "a reply is not valid JSON in UTF-8: $output"
+}
+
+@test "a string with an embedded NUL is refused, never taken as its prefix" {
+	start_thpd
+	client '{"cmd":"enable","value":"never\u0000junk"}' '{"cmd\u0000junk":"ping"}' \
+		'{"cmd":"ping","x":"\\u0000"}' '{"cmd":"ping"}'
+	assert_line --index 0 '{"ok":false,"error":"malformed request: expected one JSON object","errno":74}'
+	assert_line --index 1 --regexp '"ok":false.*"errno":74'
+	# an escaped backslash before u0000 is text, not a NUL (refused for the member)
+	assert_line --index 2 --regexp 'unexpected member \\"x\\".*"errno":22'
+	assert_line --index 3 --partial '"ok":true'
+	assert_equal "$(cat "$T/enabled")" "always [madvise] never"
+}
+
+@test "a zero-length message gets the documented error reply; the connection keeps serving" {
+	start_thpd
+	client '' '{"cmd":"ping"}'
+	assert_success
+	assert_line --index 0 '{"ok":false,"error":"empty message: expected one JSON object","errno":74}'
+	assert_line --index 1 --partial '"ok":true'
+}
+
+@test "bytes that are not UTF-8 are never echoed: every reply is valid JSON" {
+	start_thpd
+	client $'{"cmd":"\xff\xfe"}' $'{"cmd":"enable","value":"\xc3"}' \
+		'{"cmd":"caf\u00e9 \u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"}' \
+		'{"cmd":"enable","value":"\u00ff\u001b[2J"}'
+	assert_success
+	assert_replies_valid_json
+	assert_line --index 0 --regexp '"ok":false.*"errno":74'
+	assert_line --index 1 --regexp '"ok":false.*"errno":74'
+	# valid UTF-8 is escaped byte by byte and cut, never split inside a character
+	assert_line --index 2 --regexp "unknown command 'caf\\\\\\\\xc3\\\\\\\\xa9 .*\\.\\.\\.'"
+	assert_line --index 3 --regexp 'control character.*"errno":22'
+}
+
+@test "requests that are not exactly the protocol are refused" {
+	start_thpd
+	client '{"cmd":"ping","extra":1}' '{"cmd":"status","value":"never"}' "{'cmd':'ping'}" \
+		'{"cmd":"ping",}' $'{"cmd":"pi\tng"}' '{"cmd":"enable","value":"never","force":true}' \
+		'{"cmd":"ping"} {"cmd":"ping"}' '{"cmd":"ping"}'
+	assert_success
+	assert_replies_valid_json
+	assert_line --index 0 --regexp 'unexpected member \\"extra\\" in a .ping. request.*"errno":22'
+	assert_line --index 1 --regexp 'unexpected member \\"value\\" in a .status. request.*"errno":22'
+	assert_line --index 2 --regexp '"ok":false.*"errno":74'
+	assert_line --index 3 --regexp '"ok":false.*"errno":74'
+	assert_line --index 4 --regexp 'control character.*"errno":22'
+	assert_line --index 5 --regexp 'unexpected member \\"force\\".*"errno":22'
+	assert_line --index 6 --regexp '"ok":false.*"errno":74'
+	assert_line --index 7 --partial '"ok":true'
+	assert_equal "$(cat "$T/enabled")" "always [madvise] never"
+}
+
+@test "out of descriptors: accept backs off (logged once, no spinning) and resumes when a connection closes" {
+	[ -x "$BUILD_DIR/helpers/thp-stress-sock" ] || skip "no thp-stress-sock helper"
+	THP_ROOT=$R STATE_DIRECTORY=$BATS_TEST_TMPDIR/state \
+		prlimit --nofile=24 "$THPD" --config "$CONF" --socket "$SOCK" 2>"$BATS_TEST_TMPDIR/log" &
+	PID=$!
+	for _ in $(seq 100); do
+		[ -S "$SOCK" ] && break
+		sleep 0.05
+	done
+	local out=$BATS_TEST_TMPDIR/idle.out
+	"$BUILD_DIR/helpers/thp-stress-sock" --socket "$SOCK" --idle 40 --hold-seconds 4 >"$out" 2>&1 &
+	local holder=$!
+	for _ in $(seq 100); do
+		grep -q '^ready' "$out" && break
+		sleep 0.1
+	done
+	# CPU ticks thpd used while 40 connections wait behind a full descriptor table
+	local t0 t1
+	t0=$(awk '{ print $14 + $15 }' "/proc/$PID/stat")
+	sleep 2
+	t1=$(awk '{ print $14 + $15 }' "/proc/$PID/stat")
+	[ $((t1 - t0)) -lt 20 ] || fail "thpd used $((t1 - t0)) ticks of CPU in 2 s while out of descriptors"
+	wait "$holder" || true
+	run grep -c "Cannot accept connections: Too many open files" "$BATS_TEST_TMPDIR/log"
+	assert_output 1
+	client '{"cmd":"ping"}'
+	assert_success
+	assert_output --partial '"ok":true'
 }
