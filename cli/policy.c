@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * thpctl policy: show or set a process's THP policy (/proc/PID/thp_policy on
- * the patched kernel), and --collapse its memory now (collapse.c).
+ * the patched kernel; on a stock kernel only shown, from THP_enabled: in
+ * /proc/PID/status), and --collapse its memory now (collapse.c).
  */
 #include "thpctl.h"
 #include "thp.h"
@@ -9,6 +10,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const struct option policy_options[] = {
@@ -24,12 +26,45 @@ int policy_option(struct verb_args *a, int opt, const char *arg)
 	return 0;
 }
 
+/*
+ * A stock kernel's per-process THP state (Linux 5.0+): "THP_enabled:" in
+ * /proc/PID/status is 0 when PR_SET_THP_DISABLE turned THP off for the
+ * process (thpctl run --never), else 1. Linux 6.18's "only where advised"
+ * (PR_THP_DISABLE_EXCEPT_ADVISED, thpctl run --advised-only) also reads 1:
+ * the kernel shows it to the process itself only (PR_GET_THP_DISABLE).
+ * Returns 0 or 1, -ENODATA if the kernel has no such line, or -errno.
+ */
+static int status_thp_enabled(pid_t pid)
+{
+	char rel[64], *line = NULL;
+	size_t cap = 0;
+	int r = -ENODATA;
+	FILE *f;
+
+	snprintf(rel, sizeof(rel), "/proc/%d/status", (int)pid);
+	f = fopen(full_path(rel), "re");
+	if (!f)
+		return -errno;
+	/* whole lines: a Groups: line can be long */
+	while (getline(&line, &cap, f) > 0) {
+		uint64_t v;
+
+		if (strncmp(line, "THP_enabled:", 12) != 0)
+			continue;
+		r = thp_kv_get(line, "THP_enabled", &v) == 0 && v <= 1 ? (int)v : -EBADMSG;
+		break;
+	}
+	free(line);
+	fclose(f);
+	return r;
+}
+
 int verb_policy(struct verb_args *a)
 {
 	struct json_object *o, *c = NULL;
 	struct thp_state st;
 	char comm[COMM_SIZE], path[64];
-	int policy, r;
+	int policy, r, thp_enabled = -1;
 	pid_t pid;
 
 	if (!parse_pid(a->argv[1], &pid))
@@ -39,9 +74,10 @@ int verb_policy(struct verb_args *a)
 				   a->argv[2]);
 	if (thp_state_read(&st) < 0)
 		st.has_thp_policy = false;
-	/* --collapse alone works on a stock kernel too */
-	if (!st.has_thp_policy && !(a->collapse && a->argc == 2)) {
-		log_error("per-process THP policy is not supported by this kernel");
+	if (!st.has_thp_policy && a->argc > 2) {
+		log_error("this kernel has no per-process THP policy (/proc/PID/thp_policy): another "
+			  "process's THP state can be read, not set; start a program with "
+			  "'thpctl run --never' (or --advised-only on Linux 6.18+) instead");
 		return EXIT_USAGE;
 	}
 	r = read_comm(pid, comm, sizeof(comm));
@@ -53,6 +89,20 @@ int verb_policy(struct verb_args *a)
 		snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
 		log_error("cannot read %s: %s", full_path(path), strerror(-r));
 		return EXIT_FAIL;
+	}
+	if (!st.has_thp_policy) {
+		thp_enabled = status_thp_enabled(pid);
+		/* --collapse alone works on any kernel with MADV_COLLAPSE */
+		if ((thp_enabled == -ENODATA || thp_enabled == -ENOENT) && !a->collapse) {
+			log_error("per-process THP policy is not supported by this kernel "
+				  "(no /proc/PID/thp_policy, no THP_enabled: in /proc/PID/status)");
+			return EXIT_USAGE;
+		}
+		if (thp_enabled < 0 && thp_enabled != -ENODATA && thp_enabled != -ENOENT) {
+			snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+			log_error("cannot read %s: %s", full_path(path), strerror(-thp_enabled));
+			return EXIT_FAIL;
+		}
 	}
 	snprintf(path, sizeof(path), "/proc/%d/thp_policy", (int)pid);
 	if (a->argc > 2) {
@@ -74,6 +124,11 @@ int verb_policy(struct verb_args *a)
 			return EXIT_FAIL;
 		}
 		jadd_str(o, "policy", thp_policy_name(policy));
+	} else if (thp_enabled >= 0) {
+		/* what a stock kernel shows: disabled (never) or not (default) */
+		jadd_str(o, "policy", thp_policy_name(thp_enabled ? PR_THP_MM_POLICY_DEFAULT :
+							     PR_THP_MM_POLICY_NEVER));
+		jadd_int(o, "thp_enabled", thp_enabled);
 	}
 	if (a->collapse) {
 		c = json_object_new_object();

@@ -4,6 +4,9 @@
  * its exit status and signals are its own). Patched kernel: the per-process
  * policy (prctl PR_SET_THP_MM_POLICY, inherited across exec). Stock kernel:
  * glibc's malloc tunable for --advise, PR_SET_THP_DISABLE for --never.
+ * --advised-only is Linux 6.18's PR_SET_THP_DISABLE with
+ * PR_THP_DISABLE_EXCEPT_ADVISED on any kernel that has it: no hugepages
+ * except in memory the program advises (MADV_HUGEPAGE, MADV_COLLAPSE).
  */
 #include "thpctl.h"
 #include "thp.h"
@@ -17,6 +20,13 @@
 #include <unistd.h>
 
 #define HUGETLB_TUNABLE "glibc.malloc.hugetlb"
+
+/* Linux 6.18, include/uapi/linux/prctl.h: PR_SET_THP_DISABLE's arg3 */
+#ifndef PR_THP_DISABLE_EXCEPT_ADVISED
+#define PR_THP_DISABLE_EXCEPT_ADVISED (1 << 1)
+#endif
+/* run's value for --advised-only, beside the PR_THP_MM_POLICY_* ones */
+#define RUN_ADVISED_ONLY 100
 
 /*
  * GLIBC_TUNABLES is "name=value:name=value"; return a new string with
@@ -51,6 +61,7 @@ static char *merge_tunables(const char *old)
 
 const struct option run_options[] = {
 	{ "advise", no_argument, NULL, 'a' },
+	{ "advised-only", no_argument, NULL, 'A' },
 	{ "never", no_argument, NULL, 'n' },
 	{ "default", no_argument, NULL, 'd' },
 	{}
@@ -59,11 +70,12 @@ const struct option run_options[] = {
 int run_option(struct verb_args *a, int opt, const char *arg)
 {
 	int p = opt == 'n' ? PR_THP_MM_POLICY_NEVER :
-		opt == 'd' ? PR_THP_MM_POLICY_DEFAULT : PR_THP_MM_POLICY_ADVISE;
+		opt == 'd' ? PR_THP_MM_POLICY_DEFAULT :
+		opt == 'A' ? RUN_ADVISED_ONLY : PR_THP_MM_POLICY_ADVISE;
 
 	(void)arg;
 	if (a->policy_set && a->policy != p)
-		return usage_error("run: --advise, --never and --default are mutually exclusive");
+		return usage_error("run: --advise, --advised-only, --never and --default are mutually exclusive");
 	a->policy = p;
 	a->policy_set = true;
 	return 0;
@@ -78,7 +90,19 @@ int verb_run(struct verb_args *a)
 	 * Only what run needs: the launch cost is the figure that matters
 	 * here (make bench), so no reading of the sysfs knobs.
 	 */
-	if (thp_exists("/proc/self/thp_policy")) {
+	if (policy == RUN_ADVISED_ONLY) {
+		/* before 6.18 any arg3 is EINVAL: say so rather than run the command otherwise */
+		if (prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) < 0) {
+			if (errno == EINVAL)
+				log_error("run: --advised-only needs PR_THP_DISABLE_EXCEPT_ADVISED "
+					  "(Linux 6.18 or later), which this kernel does not have; "
+					  "%s not run", cmd[0]);
+			else
+				log_error("prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED): %s",
+					  strerror(errno));
+			return EXIT_FAIL;
+		}
+	} else if (thp_exists("/proc/self/thp_policy")) {
 		if (prctl(PR_SET_THP_MM_POLICY, policy, 0, 0, 0) < 0) {
 			log_error("prctl(PR_SET_THP_MM_POLICY, %s): %s", thp_policy_name(policy),
 				  strerror(errno));

@@ -57,13 +57,14 @@ static const struct verb verbs[] = {
 	  "               means every size\n", verb_shmem },
 	{ "defrag", "defrag always|defer|defer+madvise|madvise|never", "set defrag",
 	  1, 1, 0, "missing argument", NULL, NULL, NULL, verb_defrag },
-	{ "run", "run [--advise|--never|--default] [--] COMMAND [ARG...]",
+	{ "run", "run [--advise|--advised-only|--never|--default] [--] COMMAND [ARG...]",
 	  "run a command with a THP policy",
 	  1, -1, VERB_COMMAND, "no command given", run_options, run_option,
-	  "  --advise   hugepages for all anonymous memory, as if madvise(MADV_HUGEPAGE)\n"
-	  "             (the default)\n"
-	  "  --never    no hugepages\n"
-	  "  --default  the system mode decides\n", verb_run },
+	  "  --advise        hugepages for all anonymous memory, as if madvise(MADV_HUGEPAGE)\n"
+	  "                  (the default)\n"
+	  "  --advised-only  hugepages only where the program advises them (Linux 6.18+)\n"
+	  "  --never         no hugepages\n"
+	  "  --default       the system mode decides\n", verb_run },
 	{ "ps", "ps [--sort=FIELD] [PID...]", "hugepage use per process",
 	  0, -1, VERB_JSON, NULL, ps_options, ps_option,
 	  "  --sort=FIELD  pid (default), comm, anon_huge_kib, policy or a thp_stat counter\n",

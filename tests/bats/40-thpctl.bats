@@ -311,10 +311,32 @@ stock_advise_malloc() {
 	[ "$(cat "/proc/$HELD/thp_policy")" = default ] || fail "policy changed"
 }
 
-@test "policy on a stock kernel: unsupported, exit 2" {
+@test "policy on a stock kernel: read from THP_enabled:, setting is exit 2" {
 	need_stock
-	run -2 "$THPCTL" policy 1
-	assert_output --partial 'per-process THP policy is not supported by this kernel'
+	"$THPCTL" run --never -- sleep 120 &
+	local pid=$!
+	wait_until --pid "$pid" 10 grep -qx sleep "/proc/$pid/comm" || fail "thpctl run did not exec sleep"
+	run -0 "$THPCTL" --json policy "$pid"
+	kill "$pid"
+	run -0 jq -e '.policy == "never" and .thp_enabled == 0' <<<"$output"
+	run -0 "$THPCTL" --json policy 1
+	run -0 jq -e '.policy == "default" and .thp_enabled == 1' <<<"$output"
+	run -2 "$THPCTL" policy 1 never
+	assert_output --partial 'can be read, not set'
+}
+
+@test "run --advised-only: huge only where advised (Linux 6.18+), else said plainly and nothing run" {
+	thp_set enabled always
+	run --separate-stderr "$THPCTL" run --advised-only -- "$THP_HELPERS/thp-touch" --size 8
+	if [ "$status" -eq 1 ] && [[ $stderr == *'needs PR_THP_DISABLE_EXCEPT_ADVISED (Linux 6.18 or later)'* ]]; then
+		# every guest kernel today (6.1, 6.12): the command did not run
+		[ -z "$output" ] || fail "the command ran: $output"
+		return 0
+	fi
+	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
+	assert_kv anon_huge_kib -eq 0
+	run -0 "$THPCTL" run --advised-only -- "$THP_HELPERS/thp-touch" --size 8 --madvise
+	assert_kv anon_huge_kib -eq 8192
 }
 
 @test "policy --collapse: MADV_COLLAPSE makes a process's plain memory huge" {

@@ -637,6 +637,68 @@ ps_text() {
 	run -2 "$THPCTL" status --collapse
 }
 
+@test "policy PID on a stock kernel: read from THP_enabled: in /proc/PID/status" {
+	fake_tree stock
+	printf 'Name:\tbigapp\nUid:\t0\t0\t0\t0\nTHP_enabled:\t0\nThreads:\t1\n' >"$THP_ROOT/proc/100/status"
+	printf 'Name:\tsmall\nTHP_enabled:\t1\n' >"$THP_ROOT/proc/200/status"
+	run -0 "$THPCTL" --json policy 100
+	echo "$output" | jq -e '. == {"pid": 100, "comm": "bigapp", "policy": "never", "thp_enabled": 0}'
+	run -0 "$THPCTL" policy 200
+	assert_line --regexp '^policy: +default$'
+	assert_line --regexp '^thp_enabled: +1$'
+	# setting another process's state is not possible there: said, exit 2
+	run -2 "$THPCTL" policy 200 never
+	assert_output --partial 'can be read, not set'
+	assert_output --partial 'thpctl run --never'
+	# a status line that is not 0 or 1 is not guessed at
+	printf 'THP_enabled:\t7\n' >"$THP_ROOT/proc/200/status"
+	run -1 "$THPCTL" policy 200
+	assert_output --partial "$THP_ROOT/proc/200/status: Bad message"
+}
+
+@test "policy PID on this host's kernel: a process started with run --never reads never" {
+	local pid
+	unset THP_ROOT
+	[ -e /proc/self/thp_policy ] && skip "host has the per-process policy: covered in the guest"
+	grep -q '^THP_enabled:' /proc/self/status || skip "host kernel has no THP_enabled: in /proc/PID/status"
+	"$THPCTL" run --never -- sleep 60 &
+	pid=$!
+	sleep 60 &
+	timeout 10 bash -c 'until [ "$(cat /proc/$1/comm)" = sleep ]; do sleep 0.05; done' _ "$pid" ||
+		fail "thpctl run did not exec sleep"
+	run -0 "$THPCTL" --json policy "$pid"
+	run -0 jq -e '.comm == "sleep" and .policy == "never" and .thp_enabled == 0' <<<"$output"
+	run -0 "$THPCTL" --json policy "$!"
+	kill "$pid" "$!"
+	run -0 jq -e '.policy == "default" and .thp_enabled == 1' <<<"$output"
+}
+
+@test "run --advised-only: PR_THP_DISABLE_EXCEPT_ADVISED on this host's kernel (6.18+), or said plainly" {
+	local prog
+	unset THP_ROOT
+	command -v python3 >/dev/null || skip "no python3 to read PR_GET_THP_DISABLE"
+	# PR_GET_THP_DISABLE (42): 1 | PR_THP_DISABLE_EXCEPT_ADVISED (2) = 3; then
+	# 32 MiB of plain memory, touched: huge only if advised
+	prog='import ctypes, sys
+print("get_thp_disable=%d" % ctypes.CDLL(None).prctl(42, 0, 0, 0, 0))
+b = bytearray(32 << 20)
+for i in range(0, len(b), 4096): b[i] = 1
+for l in open("/proc/self/smaps_rollup"):
+    if l.startswith("AnonHugePages:"): print("anon_huge_kib=" + l.split()[1])'
+	run --separate-stderr "$THPCTL" run --advised-only -- python3 -c "$prog"
+	if [ "$status" -eq 1 ] && [[ $stderr == *'needs PR_THP_DISABLE_EXCEPT_ADVISED (Linux 6.18 or later)'* ]]; then
+		refute_output --partial get_thp_disable
+		skip "host kernel $(uname -r) has no PR_THP_DISABLE_EXCEPT_ADVISED: thpctl said so and ran nothing"
+	fi
+	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
+	# kept across exec into the command
+	assert_line 'get_thp_disable=3'
+	assert_line 'anon_huge_kib=0'
+	# and --default undoes it for a command run below
+	run -0 "$THPCTL" run --advised-only -- "$THPCTL" run --default -- python3 -c "$prog"
+	assert_line 'get_thp_disable=0'
+}
+
 @test "policy --collapse on this host's real kernel (MADV_COLLAPSE via process_madvise)" {
 	local pid out=$BATS_TEST_TMPDIR/holder.out
 	unset THP_ROOT
