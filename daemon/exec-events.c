@@ -7,6 +7,7 @@
 #include "exec-events.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,8 @@ static int read_proc_line(pid_t pid, const char *what, char *buf, size_t size)
 
 static void on_exec(struct thpd *d, pid_t pid)
 {
-	char exe[PATH_MAX], comm[32], cgtext[4096], cgroup[4096], status[4096], proc[64];
+	char exe[PATH_MAX], link[PATH_MAX], comm[32], cgtext[4096], cgroup[4096], status[4096];
+	char proc[64];
 	struct thpd_proc_info p = { .pid = pid };
 	const struct thpd_rule *rule;
 	const char *uidline;
@@ -44,14 +46,18 @@ static void on_exec(struct thpd *d, pid_t pid)
 	int r;
 
 	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)pid);
-	n = readlink(proc, exe, sizeof(exe) - 1);
-	if (n >= 0) {
-		exe[n] = '\0';
-		p.exe = exe;
+	/* a path that may not fit is unknown, never matched cut short */
+	if (thp_path(link, sizeof(link), proc) == 0) {
+		n = readlink(link, exe, sizeof(exe));
+		if (n >= 0 && (size_t)n < sizeof(exe)) {
+			exe[n] = '\0';
+			p.exe = exe;
+		}
 	}
 	if (read_proc_line(pid, "comm", comm, sizeof(comm)) == 0)
 		p.comm = comm;
 	snprintf(proc, sizeof(proc), "/proc/%d/cgroup", (int)pid);
+	/* longer than cgtext: -EFBIG, never a cut path whose prefix matches another rule */
 	if (thp_read_file(proc, cgtext, sizeof(cgtext)) >= 0 &&
 	    thpd_cgroup_parse(cgtext, cgroup, sizeof(cgroup)) == 0)
 		p.cgroup = cgroup;
@@ -112,23 +118,61 @@ static int on_netlink(sd_event_source *s, int fd, uint32_t revents, void *userda
 		}
 		if (from.nl_pid != 0)
 			continue;	/* not from the kernel */
-		for (struct nlmsghdr *nh = (struct nlmsghdr *)buf; NLMSG_OK(nh, (size_t)n);
-		     nh = NLMSG_NEXT(nh, n)) {
-			struct cn_msg *cn;
-			struct proc_event *ev;
-
-			if (nh->nlmsg_type == NLMSG_NOOP || nh->nlmsg_type == NLMSG_ERROR)
-				continue;
-			if (nh->nlmsg_len < NLMSG_LENGTH(sizeof(*cn) + sizeof(*ev)))
-				continue;
-			cn = NLMSG_DATA(nh);
-			if (cn->id.idx != CN_IDX_PROC || cn->id.val != CN_VAL_PROC)
-				continue;
-			ev = (struct proc_event *)cn->data;
-			if (ev->what == PROC_EVENT_EXEC)
-				on_exec(d, ev->event_data.exec.process_tgid);
-		}
+		thpd_exec_events_feed(d, buf, (size_t)n);
 	}
+}
+
+/*
+ * The datagram is read with memcpy, never through casts: after the 16-byte
+ * nlmsghdr and the 20-byte cn_msg, struct proc_event (8-byte aligned for its
+ * timestamp) starts 36 bytes in.
+ */
+int thpd_cn_parse(const void *buf, size_t len, void (*on_exec)(void *userdata, pid_t tgid),
+		  void *userdata)
+{
+	const unsigned char *p = buf;
+	int n = 0;
+
+	while (len >= NLMSG_HDRLEN) {
+		struct nlmsghdr nh;
+		struct cn_msg cn;
+		struct proc_event ev;
+		size_t msg_len, data_len;
+
+		memcpy(&nh, p, sizeof(nh));
+		if (nh.nlmsg_len < NLMSG_HDRLEN || nh.nlmsg_len > len)
+			break;	/* not a message: stop, as NLMSG_OK would */
+		msg_len = nh.nlmsg_len;
+		data_len = msg_len - NLMSG_HDRLEN;
+		if (nh.nlmsg_type != NLMSG_NOOP && nh.nlmsg_type != NLMSG_ERROR &&
+		    data_len >= sizeof(cn) + offsetof(struct proc_event, event_data) +
+				sizeof(ev.event_data.exec)) {
+			memcpy(&cn, p + NLMSG_HDRLEN, sizeof(cn));
+			memset(&ev, 0, sizeof(ev));
+			memcpy(&ev, p + NLMSG_HDRLEN + sizeof(cn),
+			       data_len - sizeof(cn) < sizeof(ev) ? data_len - sizeof(cn) : sizeof(ev));
+			if (cn.id.idx == CN_IDX_PROC && cn.id.val == CN_VAL_PROC &&
+			    ev.what == PROC_EVENT_EXEC && ev.event_data.exec.process_tgid > 0) {
+				on_exec(userdata, ev.event_data.exec.process_tgid);
+				n++;
+			}
+		}
+		if (NLMSG_ALIGN(msg_len) >= len)
+			break;
+		p += NLMSG_ALIGN(msg_len);
+		len -= NLMSG_ALIGN(msg_len);
+	}
+	return n;
+}
+
+static void exec_cb(void *userdata, pid_t tgid)
+{
+	on_exec(userdata, tgid);
+}
+
+void thpd_exec_events_feed(struct thpd *d, const void *buf, size_t len)
+{
+	thpd_cn_parse(buf, len, exec_cb, d);
 }
 
 static int cn_open(void)

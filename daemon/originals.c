@@ -11,33 +11,60 @@
 #include "safe-file.h"
 #include "thp.h"
 
+/* one "name value" line; anything that does not fit exactly is skipped, never cut */
+static void parse_line(const char *line, size_t len, struct thpd_originals *o)
+{
+	const char *sp = memchr(line, ' ', len);
+	size_t nlen, vlen;
+	char name[32], val[32], *end;
+	unsigned long long x;
+
+	if (!sp)
+		return;
+	nlen = (size_t)(sp - line);
+	vlen = len - nlen - 1;
+	if (nlen == 0 || nlen >= sizeof(name) || vlen == 0 || vlen >= sizeof(val))
+		return;
+	memcpy(name, line, nlen);
+	name[nlen] = '\0';
+	memcpy(val, sp + 1, vlen);
+	val[vlen] = '\0';
+	if (strcmp(name, "enabled") == 0 && vlen < sizeof(o->enabled) &&
+	    thp_enabled_from_name(val) >= 0) {
+		o->have_enabled = true;
+		strcpy(o->enabled, val);
+		return;
+	}
+	if (strcmp(name, "defrag") == 0 && vlen < sizeof(o->defrag) && thp_defrag_valid(val) == 0) {
+		o->have_defrag = true;
+		strcpy(o->defrag, val);
+		return;
+	}
+	for (int k = 0; k < THPD_KH_N; k++) {
+		if (strcmp(name, thpd_kh_file(k)) != 0)
+			continue;
+		errno = 0;
+		x = strtoull(val, &end, 10);
+		if (val[0] >= '0' && val[0] <= '9' && !*end && !errno) {
+			o->have_kh[k] = true;
+			o->kh[k] = x;
+		}
+	}
+}
+
 int thpd_originals_parse(const char *text, struct thpd_originals *o)
 {
-	char name[64], val[32];
 	const char *line = text;
 
 	memset(o, 0, sizeof(*o));
-	while (line && *line) {
+	while (*line) {
 		const char *end = strchr(line, '\n');
+		size_t len = end ? (size_t)(end - line) : strlen(line);
 
-		if (sscanf(line, "%63s %31s", name, val) == 2) {
-			if (strcmp(name, "enabled") == 0 && strlen(val) < sizeof(o->enabled) &&
-			    thp_enabled_from_name(val) >= 0) {
-				o->have_enabled = true;
-				strcpy(o->enabled, val);
-			} else if (strcmp(name, "defrag") == 0 && strlen(val) < sizeof(o->defrag) &&
-				   thp_defrag_valid(val) == 0) {
-				o->have_defrag = true;
-				strcpy(o->defrag, val);
-			} else {
-				for (int k = 0; k < THPD_KH_N; k++)
-					if (strcmp(name, thpd_kh_file(k)) == 0) {
-						o->have_kh[k] = true;
-						o->kh[k] = strtoull(val, NULL, 10);
-					}
-			}
-		}
-		line = end ? end + 1 : NULL;
+		parse_line(line, len, o);
+		if (!end)
+			break;
+		line = end + 1;
 	}
 	return 0;
 }

@@ -73,14 +73,23 @@ static void teardown(struct thpd *d)
 	thpd_server_close(d);
 }
 
-/* $STATE_DIRECTORY / $RUNTIME_DIRECTORY may list several: take the first */
-static void first_dir(char *out, size_t size, const char *env, const char *fallback)
+/*
+ * $STATE_DIRECTORY / $RUNTIME_DIRECTORY may list several: take the first.
+ * -ENAMETOOLONG when it does not fit: a cut path could name another tree.
+ */
+static int first_dir(char *out, size_t size, const char *env, const char *fallback)
 {
 	const char *v = getenv(env);
+	size_t len;
 
 	if (!v || !*v)
 		v = fallback;
-	snprintf(out, size, "%.*s", (int)strcspn(v, ":"), v);
+	len = strcspn(v, ":");
+	if (len >= size)
+		return -ENAMETOOLONG;
+	memcpy(out, v, len);
+	out[len] = '\0';
+	return 0;
 }
 
 static void report_stderr(void *userdata, enum thpd_diag_level level, const char *file,
@@ -195,10 +204,20 @@ static int run(const struct options *o)
 	thpd_log_init();
 	thp_root_init();
 	if (o->state_dir)
-		snprintf(d.state_dir, sizeof(d.state_dir), "%s", o->state_dir);
+		r = (size_t)snprintf(d.state_dir, sizeof(d.state_dir), "%s", o->state_dir) <
+		    sizeof(d.state_dir) ? 0 : -ENAMETOOLONG;
 	else
-		first_dir(d.state_dir, sizeof(d.state_dir), "STATE_DIRECTORY", THPD_STATE_DIR);
-	first_dir(d.runtime_dir, sizeof(d.runtime_dir), "RUNTIME_DIRECTORY", "");
+		r = first_dir(d.state_dir, sizeof(d.state_dir), "STATE_DIRECTORY", THPD_STATE_DIR);
+	if (r < 0) {
+		log_err("The state directory (%s) is longer than %zu characters; not starting",
+			o->state_dir ? "--state-dir" : "$STATE_DIRECTORY", sizeof(d.state_dir) - 1);
+		return THPD_EXIT_FAILURE;
+	}
+	if (first_dir(d.runtime_dir, sizeof(d.runtime_dir), "RUNTIME_DIRECTORY", "") < 0) {
+		log_err("$RUNTIME_DIRECTORY is longer than %zu characters; not starting",
+			sizeof(d.runtime_dir) - 1);
+		return THPD_EXIT_FAILURE;
+	}
 
 	sigemptyset(&ss);
 	sigaddset(&ss, SIGTERM);

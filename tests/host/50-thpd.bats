@@ -494,3 +494,16 @@ for n, raw in enumerate(sys.stdin.buffer.read().splitlines()):
 	assert_success
 	assert_output --partial '"ok":true'
 }
+
+@test "a state or runtime directory longer than thpd keeps is refused, never cut" {
+	local long
+	long=/tmp/$(printf 'd%.0s' $(seq 4200))
+	THP_ROOT=$R STATE_DIRECTORY=$long run -1 timeout 10 "$THPD" --config "$CONF" --socket "$SOCK"
+	assert_output --partial "state directory (\$STATE_DIRECTORY) is longer than 4095 characters"
+	THP_ROOT=$R run -1 timeout 10 "$THPD" --config "$CONF" --socket "$SOCK" --state-dir "$long"
+	assert_output --partial "(--state-dir) is longer than"
+	THP_ROOT=$R STATE_DIRECTORY=$BATS_TEST_TMPDIR/state RUNTIME_DIRECTORY=$long:/run/x \
+		run -1 timeout 10 "$THPD" --config "$CONF" --socket "$SOCK"
+	assert_output --partial "\$RUNTIME_DIRECTORY is longer than 4095 characters"
+	assert_equal "$(cat "$T/enabled")" "always [madvise] never"
+}

@@ -119,6 +119,11 @@ static void test_originals(void)
 	free(text);
 	ok(thpd_originals_parse("enabled madvise-and-more-than-sixteen\n", &o) == 0 && !o.have_enabled,
 	   "an over-long word is not taken");
+	ok(thpd_originals_parse("pages_to_scan 4096000000000000000000000000000000000000000\n"
+				"scan_sleep_millisecs 10x\nmax_ptes_none  511\n", &o) == 0 &&
+	   !o.have_kh[THPD_KH_PAGES_TO_SCAN] && !o.have_kh[THPD_KH_SCAN_SLEEP] &&
+	   !o.have_kh[THPD_KH_MAX_PTES_NONE],
+	   "numbers that are too long or not exactly a number are skipped, never cut");
 }
 
 static void test_auth(void)
