@@ -57,11 +57,13 @@ need_stock() {
 }
 
 features_json() {
-	local m=false p=false s=false
+	local m=false p=false s=false z=false sh=false
 	[ -e "$THP/mode" ] && m=true
 	[ -e /proc/self/thp_policy ] && p=true
 	[ -e /proc/self/thp_stat ] && s=true
-	echo "{\"mode_file\": $m, \"thp_policy\": $p, \"thp_stat\": $s}"
+	compgen -G "$THP/hugepages-*kB" >/dev/null && z=true
+	[ -e "$THP/shmem_enabled" ] && sh=true
+	echo "{\"mode_file\": $m, \"thp_policy\": $p, \"thp_stat\": $s, \"per_size\": $z, \"shmem\": $sh}"
 }
 
 # ---- status ----

@@ -16,7 +16,9 @@ thp_knobs() {
 	echo "$THP/enabled" "$THP/defrag" "$THP/use_zero_page" \
 		"$THP/khugepaged/defrag" "$THP/khugepaged/pages_to_scan" \
 		"$THP/khugepaged/scan_sleep_millisecs" "$THP/khugepaged/alloc_sleep_millisecs" \
-		"$THP/khugepaged/max_ptes_none"
+		"$THP/khugepaged/max_ptes_none" "$THP/shmem_enabled"
+	# per-size controls (6.8+), after the top level they may inherit from
+	ls "$THP"/hugepages-*kB/enabled "$THP"/hugepages-*kB/shmem_enabled 2>/dev/null
 }
 
 # the value to write back: the bracketed word of a multiple-choice file
