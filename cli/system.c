@@ -90,16 +90,11 @@ int verb_status(struct verb_args *a)
 	long blocks;
 
 	r = thp_state_read(&st);
+	if (r == 0)
+		r = thp_model_read(&m);
 	if (r < 0) {
 		json_object_put(o);
 		log_error("cannot read the THP state under %s: %s", full_path(THP_SYSFS_DIR),
-			  strerror(-r));
-		return EXIT_FAIL;
-	}
-	r = thp_model_read(&m);
-	if (r < 0) {
-		json_object_put(o);
-		log_error("cannot read the THP controls under %s: %s", full_path(THP_SYSFS_DIR),
 			  strerror(-r));
 		return EXIT_FAIL;
 	}
@@ -436,6 +431,16 @@ static void print_sizes(const struct thp_model *m, bool shmem, const unsigned lo
 
 #define NOT_KEPT "written to sysfs: thpd does not keep per-size or shmem values, so this lasts until reboot"
 
+static int model_or_fail(struct thp_model *m)
+{
+	int r = thp_model_read(m);
+
+	if (r < 0)
+		log_error("cannot read the THP controls under %s: %s", full_path(THP_SYSFS_DIR),
+			  strerror(-r));
+	return r;
+}
+
 /* enable/shmem WORD --size LIST (or inherit, every size) */
 static int set_sizes(struct verb_args *a, bool shmem)
 {
@@ -449,12 +454,8 @@ static int set_sizes(struct verb_args *a, bool shmem)
 	if (!thp_knob_word_known(knob, word))
 		return usage_error("%s --size: invalid value '%s' (expected %s)", verb, word,
 				   thp_knob_words_text(knob, words, sizeof(words)));
-	r = thp_model_read(&m);
-	if (r < 0) {
-		log_error("cannot read the THP controls under %s: %s", full_path(THP_SYSFS_DIR),
-			  strerror(-r));
+	if (model_or_fail(&m) < 0)
 		return EXIT_FAIL;
-	}
 	if (!m.per_size) {
 		log_error("%s: this kernel has no per-size THP controls (no hugepages-<N>kB in %s): "
 			  "%s follows the top-level %s", verb, full_path(THP_SYSFS_DIR),
@@ -484,16 +485,6 @@ static int set_sizes(struct verb_args *a, bool shmem)
 	print_sizes(&m, shmem, kibs, n);
 	printf("(" NOT_KEPT ")\n");
 	return check_sizes(&m, shmem, word, kibs, n);
-}
-
-static int model_or_fail(struct thp_model *m)
-{
-	int r = thp_model_read(m);
-
-	if (r < 0)
-		log_error("cannot read the THP controls under %s: %s", full_path(THP_SYSFS_DIR),
-			  strerror(-r));
-	return r;
 }
 
 int verb_enable(struct verb_args *a)

@@ -86,11 +86,13 @@ sj() {
 }
 
 @test "status --json matches the fixture's files on every generation" {
-	local g d kib f want
+	local g d kib f want top
 	for g in $GENERATIONS; do
 		use_gen "$g"
 		status_json
-		sj '.enabled == "madvise" and .defrag == "madvise" and .shmem_enabled == "never"'
+		top=$(bracketed "$THP_ROOT/$SYS/enabled")
+		sj ".enabled == \"$top\" and .defrag == \"$(bracketed "$THP_ROOT/$SYS/defrag")\""
+		sj ".shmem_enabled == \"$(bracketed "$THP_ROOT/$SYS/shmem_enabled")\""
 		sj '.use_zero_page == 1'
 		if [ -e "$THP_ROOT/$SYS/shrink_underused" ]; then
 			sj ".shrink_underused == $(<"$THP_ROOT/$SYS/shrink_underused")"
@@ -117,31 +119,33 @@ sj() {
 				done
 				sj ".sizes[] | select(.kib == $kib) | .stats | length == $(ls "$d/stats" | wc -l)"
 			done
-			# 2M inherits madvise; the other sizes are never at boot
-			sj '.sizes[] | select(.kib == 2048) | .enabled == "inherit" and .effective == "madvise"'
+			# 2M inherits enabled; the other sizes are never at boot
+			sj ".sizes[] | select(.kib == 2048) | .enabled == \"inherit\" and .effective == \"$top\""
 			sj '[.sizes[] | select(.kib != 2048) | .effective] | all(. == "never")'
 		else
 			# before 6.8: one size, the PMD size, following enabled
 			sj '.kernel_features.per_size | not'
-			sj '.sizes == [{"size": "2M", "kib": 2048, "enabled": null, "effective": "madvise", "shmem_enabled": null, "shmem_effective": "never", "stats": {}}]'
+			sj ".sizes == [{\"size\": \"2M\", \"kib\": 2048, \"enabled\": null, \"effective\": \"$top\", \"shmem_enabled\": null, \"shmem_effective\": \"never\", \"stats\": {}}]"
 		fi
 	done
 }
 
 @test "status text shows the sizes, their effective state and counters" {
 	use_gen 6.12
+	put enabled madvise
 	put hugepages-64kB/enabled always
 	echo 7 >"$THP_ROOT/$SYS/hugepages-64kB/stats/anon_fault_alloc"
+	echo 27 >"$THP_ROOT/$SYS/hugepages-2048kB/stats/anon_fault_alloc"
 	run -0 "$THPCTL" status
 	assert_line --regexp '^64K +64 +always +always +never +never$'
 	assert_line --regexp '^2M +2048 +inherit +madvise +inherit +never$'
 	assert_line --regexp '^8K +8 +- +never +never +never$'
-	assert_line --regexp '^ +anon_fault_alloc +- +0 +0 +7 +0 +0 +0 +0 +0$'
+	assert_line --regexp '^ +anon_fault_alloc +- +0 +0 +7 +0 +0 +0 +0 +27$'
 	assert_line --regexp '^shrink_underused: +1$'
 	use_gen 6.1
 	run -0 "$THPCTL" status
 	assert_line --regexp '^shrink_underused: +-$'
-	assert_line --regexp '^2M +2048 +- +madvise +- +never$'
+	assert_line --regexp "^2M +2048 +- +$(bracketed "$THP_ROOT/$SYS/enabled") +- +never\$"
 }
 
 @test "status: a per-size value wins over enabled, inherit follows it" {
@@ -229,7 +233,7 @@ sj() {
 		assert_equal "$(<"$THP_ROOT/$SYS/hugepages-64kB/enabled")" always
 		assert_equal "$(<"$THP_ROOT/$SYS/hugepages-2048kB/enabled")" always
 		assert_equal "$(bracketed "$THP_ROOT/$SYS/hugepages-32kB/enabled")" never
-		assert_equal "$(bracketed "$THP_ROOT/$SYS/enabled")" madvise
+		assert_equal "$(bracketed "$THP_ROOT/$SYS/enabled")" "$(bracketed "$FIX/$g/$SYS/enabled")"
 		settle
 		run -0 "$THPCTL" enable madvise --size=32K
 		settle

@@ -211,7 +211,7 @@ static void test_generations(void)
 	   s->nstats == 13, "6.12: 64K never, 13 stats");
 	s = thp_model_pmd(&m);
 	ok(s && strcmp(thp_choice_value(&s->enabled), "inherit") == 0 &&
-	   thp_size_anon_eff(&m, s) == THP_EFF_ADVISE, "6.12: 2M inherits madvise");
+	   thp_size_anon_eff(&m, s) == THP_EFF_ALWAYS, "6.12: 2M inherits Debian's always");
 	ok(thp_knob_set(&m, THP_KNOB_SIZE_ENABLED, 64, "sometimes") == -EINVAL &&
 	   thp_knob_set(&m, THP_KNOB_SIZE_ENABLED, 8, "always") == -EOPNOTSUPP &&
 	   thp_knob_set(&m, THP_KNOB_SIZE_ENABLED, 4096, "always") == -ENOENT &&
