@@ -538,52 +538,39 @@ ps_text() {
 	fi
 }
 
-@test "ps: an escape sequence in a name is shown as '?', not sent to the terminal" {
+# hostile NAME TEXT JSON: a process named NAME shows as the one row TEXT (a
+# regex) in a UTF-8 locale, and its comm in JSON is JSON (a jq string);
+# the JSON is valid UTF-8 (iconv refuses anything else)
+hostile() {
 	unset THP_ROOT
-	named $'\e]0;pwned\a\e[2J'
+	named "$1"
 	LC_ALL=C.UTF-8 ps_text "$NAMED_PID"
-	assert_line --index 1 --regexp "^ *$NAMED_PID +\?\]0;pwned\?\?\[2J +[0-9]+\$"
+	assert_equal "${#lines[@]}" 2
+	assert_line --index 1 --regexp "^ *$NAMED_PID +$2 +[0-9]+\$"
 	run -0 "$THPCTL" --json ps "$NAMED_PID"
-	release
-	echo "$output" | jq -e '.[0].comm == "\u001b]0;pwned\u0007\u001b[2J"'
+	printf '%s' "$output" | iconv -f UTF-8 -t UTF-8 >/dev/null || fail "not UTF-8: $output"
+	echo "$output" | jq -e ".[0].comm == $3"
+}
+
+@test "ps: an escape sequence in a name is shown as '?', not sent to the terminal" {
+	hostile $'\e]0;pwned\a\e[2J' '\?\]0;pwned\?\?\[2J' '"\u001b]0;pwned\u0007\u001b[2J"'
 }
 
 @test "ps: a newline in a name cannot forge a row" {
-	unset THP_ROOT
-	named $'x\n    1 root'
-	LC_ALL=C.UTF-8 ps_text "$NAMED_PID"
-	assert_equal "${#lines[@]}" 2
-	assert_line --index 1 --regexp "^ *$NAMED_PID +x\?    1 root +[0-9]+\$"
-	run -0 "$THPCTL" --json ps "$NAMED_PID"
-	release
-	echo "$output" | jq -e '.[0].comm == "x\n    1 root"'
+	hostile $'x\n    1 root' 'x\?    1 root' '"x\n    1 root"'
 }
 
 @test "ps: invalid UTF-8 in a name: '?' per byte in text, U+FFFD in valid JSON" {
-	unset THP_ROOT
-	named $'bad\xff\xfe\xc3(ok'
-	LC_ALL=C.UTF-8 ps_text "$NAMED_PID"
-	assert_line --index 1 --regexp "^ *$NAMED_PID +bad\?\?\?\(ok +[0-9]+\$"
-	run -0 "$THPCTL" --json ps "$NAMED_PID"
-	release
-	# valid UTF-8 as a whole (iconv refuses anything else), and the name
-	printf '%s' "$output" | iconv -f UTF-8 -t UTF-8 >/dev/null || fail "not UTF-8: $output"
-	echo "$output" | jq -e '.[0].comm == "bad\ufffd\ufffd\ufffd(ok"'
+	hostile $'bad\xff\xfe\xc3(ok' 'bad\?\?\?\(ok' '"bad\ufffd\ufffd\ufffd(ok"'
 }
 
 @test "ps: C1 controls (U+0080..U+009F, CSI) and DEL are escaped, other UTF-8 is kept" {
-	unset THP_ROOT
-	named $'c\xc2\x9b2J\x7fcaf\xc3\xa9'
-	LC_ALL=C.UTF-8 ps_text "$NAMED_PID"
-	assert_line --index 1 --regexp "^ *$NAMED_PID +c\?2J\?café +[0-9]+\$"
+	hostile $'c\xc2\x9b2J\x7fcaf\xc3\xa9' 'c\?2J\?café' '"c\u009b2J\u007fcafé"'
+	# JSON: the controls as \u escapes, no raw C1 byte for a terminal
+	[[ $output == *'"c\u009b2J\u007fcafé"'* ]] || fail "comm not escaped: $output"
 	# in a locale that is not UTF-8 every non-ASCII byte is '?', as ps does
 	LC_ALL=C ps_text "$NAMED_PID"
 	assert_line --index 1 --regexp "^ *$NAMED_PID +c\?\?2J\?caf\?\? +[0-9]+\$"
-	run -0 "$THPCTL" --json ps "$NAMED_PID"
-	release
-	# JSON: the controls as \u escapes (no raw C1 byte for a terminal), é as is
-	[[ $output == *'"c\u009b2J\u007fcafé"'* ]] || fail "comm not escaped: $output"
-	echo "$output" | jq -e '.[0].comm == "c\u009b2J\u007fcafé"'
 }
 
 @test "ps: hostile names in a whole listing keep one row per process" {
