@@ -102,7 +102,7 @@ thpd_unit_dropin() {
 }
 
 thpd_call() {
-	timeout 15 "$THPD_CLIENT" "$@"
+	timeout 70 "$THPD_CLIENT" "$@"
 }
 
 # a journal cursor to look at what happens after this point
