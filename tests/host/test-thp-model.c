@@ -188,7 +188,7 @@ static void test_generations(void)
 	   "6.1: one size, the PMD size, without a directory");
 	ok(m.shrink_underused == -1 && m.use_zero_page == 1 && m.mode[0] == '\0' &&
 	   strcmp(thp_choice_value(&m.shmem_enabled), "never") == 0, "6.1: top-level files");
-	ok(thp_size_anon_eff(&m, thp_model_pmd(&m)) == THP_EFF_ADVISE &&
+	ok(thp_size_anon_eff(&m, thp_model_pmd(&m)) == THP_EFF_ALWAYS &&
 	   thp_size_shmem_eff(&m, thp_model_pmd(&m)) == THP_EFF_NEVER,
 	   "6.1: 2M follows enabled and shmem_enabled");
 	ok(thp_knob_set(&m, THP_KNOB_SIZE_ENABLED, 2048, "always") == -ENOENT,
