@@ -195,7 +195,7 @@ static void test_generations(void)
 	   "6.1: no per-size knob to set");
 
 	use_fixture("6.1-patched");
-	ok(thp_model_read(&m) == 0 && strcmp(m.mode, "0") == 0 && m.nextra == 0,
+	ok(thp_model_read(&m) == 0 && strcmp(m.mode, "1") == 0 && m.nextra == 0,
 	   "6.1-patched: the mode file is known, not an extra");
 
 	use_fixture("6.12");
