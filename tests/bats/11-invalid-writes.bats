@@ -24,11 +24,11 @@ teardown_file() {
 	return 0
 }
 
-# enabled, defrag and (with the series) mode, as one line
+# the selected enabled and defrag words and (with the series) mode, as one line
 thp_state() {
 	local m=
 	have_thp_stack_kernel && m=" $(cat "$THP/mode")"
-	echo "$(cat "$THP/enabled") $(cat "$THP/defrag")$m"
+	echo "$(thp_get enabled) $(thp_get defrag)$m"
 }
 
 # write_rejected FILE FORMAT: printf FORMAT >FILE fails with EINVAL and
