@@ -156,6 +156,7 @@ static int psi_open(const struct thpd_adaptive_config *cfg)
 int thpd_pressure_open(struct thpd *d)
 {
 	const struct thpd_adaptive_config *cfg = &d->cfg.adaptive;
+	const char *what;
 	int r;
 
 	if (!cfg->enabled)
@@ -163,33 +164,24 @@ int thpd_pressure_open(struct thpd *d)
 	r = psi_open(cfg);
 	if (r >= 0) {
 		d->psi_fd = r;
+		what = "the memory pressure trigger";
 		r = sd_event_add_io(d->event, &d->psi_src, d->psi_fd, EPOLLPRI, on_psi, d);
-		if (r < 0) {
-			log_err("Cannot watch the memory pressure trigger: %s; adaptive switching is off",
-				strerror(-r));
-			thpd_pressure_close(d);
-			return r;
-		}
+		if (r < 0)
+			goto fail;
 	} else {
 		log_warn("Cannot register a memory pressure trigger on /proc/pressure/memory: %s; "
 			 "only fragmentation checks will step down", strerror(-r));
 	}
+	what = "the fragmentation check timer";
 	r = sd_event_add_time_relative(d->event, &d->check_src, CLOCK_MONOTONIC,
 				       cfg->check_interval_usec, 100000, on_check, d);
-	if (r < 0) {
-		log_err("Cannot add the fragmentation check timer: %s; adaptive switching is off",
-			strerror(-r));
-		thpd_pressure_close(d);
-		return r;
-	}
+	if (r < 0)
+		goto fail;
 	sd_event_source_set_enabled(d->check_src, SD_EVENT_ONESHOT);
+	what = "the calm-period timer";
 	r = sd_event_add_time(d->event, &d->calm_src, CLOCK_MONOTONIC, 0, 10000, on_calm, d);
-	if (r < 0) {
-		log_err("Cannot add the calm-period timer: %s; adaptive switching is off",
-			strerror(-r));
-		thpd_pressure_close(d);
-		return r;
-	}
+	if (r < 0)
+		goto fail;
 	sd_event_source_set_enabled(d->calm_src, SD_EVENT_OFF);
 	log_info("Adaptive switching on: %s %" PRIu32 " us per %" PRIu32
 		 " us pressure, at least %ld free order-9 blocks (%ld to step up), calm period %" PRIu64 " s",
@@ -197,6 +189,10 @@ int thpd_pressure_open(struct thpd *d)
 		 cfg->pressure_window_us, cfg->min_free_blocks, cfg->recover_free_blocks,
 		 cfg->calm_usec / 1000000);
 	return 0;
+fail:
+	log_err("Cannot watch %s: %s; adaptive switching is off", what, strerror(-r));
+	thpd_pressure_close(d);
+	return r;
 }
 
 void thpd_pressure_close(struct thpd *d)
