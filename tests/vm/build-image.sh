@@ -54,7 +54,13 @@ stock_kernels() {
 }
 kernels=
 if [ $stock = 1 ]; then
-	kernels=$(stock_kernels)
+	# a fresh machine may have no package lists yet (deps.sh updates them
+	# only when it installs something)
+	if ! kernels=$(stock_kernels 2>/dev/null); then
+		log "apt's lists name no stock kernel: apt-get update"
+		apt-get update -q >&2
+		kernels=$(stock_kernels)
+	fi
 	packages=$packages,initramfs-tools,linux-base,busybox,zstd
 fi
 
