@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -139,14 +141,58 @@ int thp_proto_call(int fd, struct json_object *req, struct json_object **reply,
 	return thp_proto_recv(fd, reply);
 }
 
+/* length of the valid UTF-8 sequence at s (RFC 3629: no overlongs, surrogates, > U+10FFFF), 0 if none */
+static size_t utf8_len(const unsigned char *s)
+{
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		return (s[1] & 0xc0) == 0x80 ? 2 : 0;
+	if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 ||
+		    (s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] > 0x9f))
+			return 0;
+		return 3;
+	}
+	if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		if ((s[1] & 0xc0) != 0x80 || (s[2] & 0xc0) != 0x80 || (s[3] & 0xc0) != 0x80 ||
+		    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] > 0x8f))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
 struct json_object *thp_proto_error(int err, const char *msg)
 {
 	struct json_object *o = json_object_new_object();
+	const unsigned char *p = (const unsigned char *)msg;
+	char *text;
+	size_t n = 0;
 
 	if (!o)
 		return NULL;
+	/* a reply is valid UTF-8 whatever the message quotes: other bytes as \xHH */
+	text = malloc(strlen(msg) * 4 + 1);
+	if (!text) {
+		json_object_put(o);
+		return NULL;
+	}
+	while (*p) {
+		size_t len = utf8_len(p);
+
+		if (len) {
+			memcpy(text + n, p, len);
+			n += len;
+			p += len;
+		} else {
+			n += (size_t)sprintf(text + n, "\\x%02x", *p++);
+		}
+	}
+	text[n] = '\0';
 	json_object_object_add(o, "ok", json_object_new_boolean(0));
-	json_object_object_add(o, "error", json_object_new_string(msg));
+	json_object_object_add(o, "error", json_object_new_string(text));
+	free(text);
 	json_object_object_add(o, "errno", json_object_new_int(err < 0 ? -err : err));
 	return o;
 }

@@ -27,7 +27,7 @@ int thp_proto_parse(const char *buf, size_t len, struct json_object **out);
 /* send a request and wait for the reply (timeout_ms, -ETIMEDOUT) */
 int thp_proto_call(int fd, struct json_object *req, struct json_object **reply,
 		   int timeout_ms);
-/* {"ok":false,"error":msg,"errno":err} */
+/* {"ok":false,"error":msg,"errno":err}; bytes of msg that are not UTF-8 become "\xHH" */
 struct json_object *thp_proto_error(int err, const char *msg);
 
 #endif
