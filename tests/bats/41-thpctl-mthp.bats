@@ -162,28 +162,36 @@ stat2m() { cat "$THP/hugepages-2048kB/stats/$1"; }
 	else
 		jq -e '.shrink_underused == null' <<<"$j" || fail "shrink_underused not null"
 	fi
-	[ "$(jq '.sizes | length' <<<"$j")" -eq "$(ls -d "$THP"/hugepages-*kB | wc -l)" ] || fail "size count"
+	# one jq for every size (jq per file is minutes under TCG)
+	local -A own stat
+	local k e sh n
+	while read -r k e sh; do
+		own[$k]="$e $sh"
+	done < <(jq -r '.sizes[] | "\(.kib) \(.enabled) \(.shmem_enabled)"' <<<"$j")
+	while read -r k name s; do
+		stat[$k/$name]=$s
+	done < <(jq -r '.sizes[] | .kib as $k | .stats | to_entries[] | "\($k) \(.key) \(.value)"' <<<"$j")
+	[ "${#own[@]}" -eq "$(ls -d "$THP"/hugepages-*kB | wc -l)" ] || fail "size count ${#own[@]}"
+	n=0
 	for d in "$THP"/hugepages-*kB; do
 		kib=${d##*-}
 		kib=${kib%kB}
-		if [ -e "$d/enabled" ]; then
-			jq -e --argjson k "$kib" --arg v "$(thp_knob_value "$d/enabled")" \
-				'.sizes[] | select(.kib == $k) | .enabled == $v' <<<"$j" || fail "$d/enabled"
-		fi
-		if [ -e "$d/shmem_enabled" ]; then
-			jq -e --argjson k "$kib" --arg v "$(thp_knob_value "$d/shmem_enabled")" \
-				'.sizes[] | select(.kib == $k) | .shmem_enabled == $v' <<<"$j" || fail "$d/shmem_enabled"
-		fi
+		e=null sh=null
+		[ -e "$d/enabled" ] && e=$(thp_knob_value "$d/enabled")
+		[ -e "$d/shmem_enabled" ] && sh=$(thp_knob_value "$d/shmem_enabled")
+		[ "${own[$kib]-}" = "$e $sh" ] || fail "$d: status '${own[$kib]-}', sysfs '$e $sh'"
 		for f in "$d"/stats/*; do
 			name=${f##*/}
-			# counters move while we look: status's value lies between reads around it
-			s=$(jq --argjson k "$kib" ".sizes[] | select(.kib == \$k) | .stats.$name" <<<"$j")
+			n=$((n + 1))
+			# counters move while we look: status's value is at most what sysfs shows after
+			s=${stat[$kib/$name]-}
 			a=$(cat "$f")
-			[ "$s" != null ] || fail "status has no $kib kB $name"
+			[ -n "$s" ] || fail "status has no $kib kB $name"
 			[ "$s" -le "$a" ] || [ "$name" = nr_anon ] || [ "$name" = nr_anon_partially_mapped ] ||
 				fail "$f: status $s > sysfs $a read after it"
 		done
 	done
+	[ "${#stat[@]}" -eq "$n" ] || fail "status shows ${#stat[@]} counters, sysfs has $n"
 	# ps --json parses and matches the process's smaps_rollup
 	hold_start "$THP_HELPERS/thp-touch" --size 4 --hold
 	run -0 --separate-stderr "$THPCTL" ps --json "$HELD"
