@@ -12,13 +12,10 @@ load ../bats/hold
 
 SYS=sys/kernel/mm/transparent_hugepage
 
+load thpctl-env
+
 setup() {
-	THPCTL=${BUILD_DIR:?BUILD_DIR must point at the build directory}/thpctl
-	[ -x "$THPCTL" ] || fail "no $THPCTL"
-	export THP_ROOT=$BATS_TEST_TMPDIR/root
-	# never reach a real thpd from host tests
-	export THPD_SOCKET=$BATS_TEST_TMPDIR/no-thpd.sock
-	unset GLIBC_TUNABLES
+	thpctl_env
 }
 
 # fake_proc PID COMM ANON_KIB [POLICY FAULT_ALLOC PMD_MAPPED]

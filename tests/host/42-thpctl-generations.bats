@@ -14,12 +14,10 @@ FIX=$BATS_TEST_DIRNAME/fixtures
 GENERATIONS='6.1 6.1-patched 6.12 6.18'
 PER_SIZE='6.12 6.18'
 
+load thpctl-env
+
 setup() {
-	THPCTL=${BUILD_DIR:?BUILD_DIR must point at the build directory}/thpctl
-	[ -x "$THPCTL" ] || fail "no $THPCTL"
-	export THP_ROOT=$BATS_TEST_TMPDIR/root
-	export THPD_SOCKET=$BATS_TEST_TMPDIR/no-thpd.sock
-	unset GLIBC_TUNABLES
+	thpctl_env
 }
 
 # a fresh copy of generation $1's layout, with a little procfs beside it
