@@ -142,35 +142,34 @@ strict_nul() {
 	return 0
 }
 
+# adversarial_from ENABLED DEFRAG TARGET VALID [options]: from that state,
+# run the writer at TARGET; enabled and defrag must end as they began
+adversarial_from() {
+	local en=$1 df=$2
+	shift 2
+	thp_set enabled "$en"
+	thp_set defrag "$df"
+	adversarial "$@"
+	[ "$(thp_get enabled) $(thp_get defrag)" = "$en $df" ] ||
+		fail "enabled/defrag ended as $(thp_get enabled)/$(thp_get defrag), began $en/$df"
+}
+
 @test "enabled: random cases, only the documented values are accepted" {
-	thp_set enabled madvise
-	thp_set defrag madvise
-	adversarial "$THP/enabled" "$(enabled_values)" $(strict_nul)
-	[ "$(thp_get enabled)" = madvise ] || fail "enabled ended as $(thp_get enabled)"
-	[ "$(thp_get defrag)" = madvise ] || fail "defrag ended as $(thp_get defrag)"
+	adversarial_from madvise madvise "$THP/enabled" "$(enabled_values)" $(strict_nul)
 }
 
 @test "enabled: the same from a different starting state (always/defer)" {
-	thp_set enabled always
-	thp_set defrag defer
-	adversarial "$THP/enabled" "$(enabled_values)" $(strict_nul)
-	[ "$(thp_get enabled)" = always ] || fail "enabled ended as $(thp_get enabled)"
-	[ "$(thp_get defrag)" = defer ] || fail "defrag ended as $(thp_get defrag)"
+	adversarial_from always defer "$THP/enabled" "$(enabled_values)" $(strict_nul)
 }
 
 @test "defrag: random cases, only its five words are accepted" {
-	thp_set enabled never
-	thp_set defrag defer+madvise
 	# defrag is upstream's file (docs/abi.md adds nothing): NUL cases recorded only
-	adversarial "$THP/defrag" always,defer,defer+madvise,madvise,never
-	[ "$(thp_get defrag)" = defer+madvise ] || fail "defrag ended as $(thp_get defrag)"
+	adversarial_from never defer+madvise "$THP/defrag" always,defer,defer+madvise,madvise,never
 }
 
 @test "mode: random cases, only the documented values are accepted" {
 	have_thp_stack_kernel || skip "kernel without the thp-stack series: no $THP/mode"
-	thp_set enabled always
-	thp_set defrag madvise
-	adversarial "$THP/mode" always,madvise,never,0,1,2 --strict-nul
+	adversarial_from always madvise "$THP/mode" always,madvise,never,0,1,2 --strict-nul
 	[ "$(cat "$THP/mode")" = 1 ] || fail "mode ended as $(cat "$THP/mode")"
 }
 
