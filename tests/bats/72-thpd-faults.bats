@@ -9,6 +9,8 @@
 # and an unwritable sysfs at start (50-thpd-service.bats).
 
 load helpers
+# wait_ready
+load hold
 
 SOCK=/run/thpd.sock
 CONF=/etc/thpd/thpd.conf
