@@ -465,6 +465,19 @@ static char *json_text_safe(const char *js)
 	return out;
 }
 
+static int json_flags = JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
+
+int output_json_style(const char *style)
+{
+	if (!style || strcmp(style, "pretty") == 0)
+		json_flags = JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED;
+	else if (strcmp(style, "short") == 0)
+		json_flags = JSON_C_TO_STRING_PLAIN;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 int output(struct json_object *obj, bool json)
 {
 	int r = 0;
@@ -475,8 +488,7 @@ int output(struct json_object *obj, bool json)
 	}
 	if (json) {
 		char *js = json_text_safe(json_object_to_json_string_ext(obj,
-				JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-				JSON_C_TO_STRING_NOSLASHESCAPE));
+				json_flags | JSON_C_TO_STRING_NOSLASHESCAPE));
 
 		if (js)
 			printf("%s\n", js);

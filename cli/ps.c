@@ -156,7 +156,7 @@ int ps_option(struct verb_args *a, int opt, const char *arg)
 int verb_ps(struct verb_args *a)
 {
 	struct row_vec rv = {};
-	struct json_object *rows;
+	struct json_object *rows, *out;
 	const char *sort = a->sort ? a->sort : "pid";
 	struct thp_state st;
 	int rc = EXIT_OK;
@@ -246,7 +246,13 @@ int verb_ps(struct verb_args *a)
 		if (!rows || json_object_array_add(rows, rv.v[i]) < 0)
 			json_object_put(rv.v[i]);
 	free(rv.v);
-	if (output(rows, a->json) < 0)
+	/* an object with a named array, as util-linux's -J: room for more keys */
+	out = json_object_new_object();
+	if (out && rows)
+		json_object_object_add(out, "processes", rows);
+	else
+		json_object_put(rows);
+	if (output(out, a->json) < 0)
 		return EXIT_FAIL;
 	return rc;
 }

@@ -152,7 +152,9 @@ static void help(void)
 	for (size_t i = 0; i < N_VERBS; i++)
 		printf("  %-8s %s\n", verbs[i].name, verbs[i].summary);
 	printf("\nOptions:\n"
-	       "  -j, --json      print status, ps and policy as JSON\n"
+	       "  -j, --json[=pretty|short]\n"
+	       "                  print status, ps, policy and cgroups as JSON:\n"
+	       "                  indented (pretty, the default) or one line (short)\n"
 	       "  -h, --help      display this help\n"
 	       "  -V, --version   display version\n"
 	       "\nModes: 0 = madvise (defrag madvise), 1 = always (defrag madvise),\n"
@@ -166,7 +168,7 @@ static void verb_help(const struct verb *v)
 	       "  -h, --help  display this help\n\nFor more details see thpctl(1).\n",
 	       v->usage, toupper((unsigned char)v->summary[0]), v->summary + 1,
 	       v->help ? v->help : "",
-	       v->flags & VERB_JSON ? "  -j, --json  print as JSON\n" : "");
+	       v->flags & VERB_JSON ? "  -j, --json[=pretty|short]  print as JSON\n" : "");
 }
 
 static size_t edit_distance(const char *a, const char *b)
@@ -213,6 +215,15 @@ static int unknown_verb(const char *name)
 	return usage_error("unknown command '%s'", name);
 }
 
+/* --json[=pretty|short]: 0, or usage_error()'s code */
+static int json_option(struct verb_args *a, const char *style)
+{
+	if (output_json_style(style) < 0)
+		return usage_error("--json takes 'pretty' or 'short', not '%s'", style);
+	a->json = true;
+	return 0;
+}
+
 /*
  * The verb's options (--json and --help for every verb, then its own) and
  * its operand count. Returns 0, -1 after --help, or EXIT_USAGE.
@@ -220,7 +231,7 @@ static int unknown_verb(const char *name)
 static int parse_verb_args(const struct verb *v, struct verb_args *a)
 {
 	struct option opts[16] = {
-		{ "json", no_argument, NULL, 'j' },
+		{ "json", optional_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 	};
 	size_t n = 2;
@@ -243,7 +254,8 @@ static int parse_verb_args(const struct verb *v, struct verb_args *a)
 			if (!(v->flags & VERB_JSON))
 				return usage_error("%s: --json is not supported (not a read command)",
 						   v->name);
-			a->json = true;
+			if (json_option(a, optarg))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			verb_help(v);
@@ -285,7 +297,7 @@ static int close_stdout(int rc)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
+		{ "json", optional_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{}
@@ -305,7 +317,8 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+jhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
-			a.json = true;
+			if (json_option(&a, optarg))
+				return EXIT_USAGE;
 			break;
 		case 'h':
 			help();

@@ -60,6 +60,11 @@ size_t put_text(FILE *f, const char *s);
  * prints it as JSON (--json) or as text. Takes the reference.
  */
 int output(struct json_object *obj, bool json);
+/*
+ * How output() prints JSON: "pretty" (indented, what plain --json gives)
+ * or "short" (one line); NULL: pretty. -EINVAL for anything else.
+ */
+int output_json_style(const char *style);
 /* add helpers that tolerate NULL (allocation failure shows up at print time) */
 void jadd_str(struct json_object *o, const char *key, const char *val);
 void jadd_u64(struct json_object *o, const char *key, uint64_t val);

@@ -259,7 +259,8 @@ stock_advise_malloc() {
 	thp_set enabled madvise
 	hold_start "$THP_HELPERS/thp-touch" --size 8 --madvise --hold
 	run -0 "$THPCTL" ps --json "$HELD"
-	local j=$output
+	local j
+	j=$(jq -c .processes <<<"$output")
 	run -0 jq -e --argjson p "$HELD" 'length == 1 and .[0].pid == $p
 		and .[0].comm == "thp-touch" and .[0].anon_huge_kib >= 8192' <<<"$j"
 	if [ -e /proc/self/thp_policy ]; then
@@ -275,7 +276,7 @@ stock_advise_malloc() {
 	assert_line --index 1 --regexp "^ *$HELD +thp-touch +"
 	# in the full list, which the biggest user heads when sorted
 	run -0 "$THPCTL" --json ps --sort=anon_huge_kib
-	run -0 jq -e --argjson p "$HELD" 'any(.[]; .pid == $p) and .[0].anon_huge_kib >= 8192
+	run -0 jq -e --argjson p "$HELD" '.processes | any(.[]; .pid == $p) and .[0].anon_huge_kib >= 8192
 		and (map(.pid) | unique | length) == length' <<<"$output"
 }
 
@@ -345,10 +346,10 @@ stock_advise_malloc() {
 	thp_set enabled madvise
 	hold_start "$THP_HELPERS/thp-touch" --size 8 --hold
 	run -0 "$THPCTL" ps --json "$HELD"
-	jq -e '.[0].anon_huge_kib == 0' <<<"$output" || fail "already huge: $output"
+	jq -e '.processes[0].anon_huge_kib == 0' <<<"$output" || fail "already huge: $output"
 	run -0 "$THPCTL" --json policy --collapse "$HELD"
 	run -0 jq -e '.collapse.ranges >= 1 and .collapse.anon_huge_kib_before == 0
 		and .collapse.anon_huge_kib_after >= 8192' <<<"$output"
 	run -0 "$THPCTL" --json ps "$HELD"
-	jq -e '.[0].anon_huge_kib >= 8192' <<<"$output"
+	jq -e '.processes[0].anon_huge_kib >= 8192' <<<"$output"
 }

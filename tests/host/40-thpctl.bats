@@ -447,11 +447,11 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 @test "ps --sort and --json" {
 	fake_tree patched
 	run -0 "$THPCTL" ps --sort=anon_huge_kib --json
-	echo "$output" | jq -e 'map(.pid) == [100, 200, 300]'
+	echo "$output" | jq -e '.processes | map(.pid) == [100, 200, 300]'
 	run -0 "$THPCTL" ps --sort comm --json
-	echo "$output" | jq -e 'map(.comm) == ["bigapp", "none", "small"]'
+	echo "$output" | jq -e '.processes | map(.comm) == ["bigapp", "none", "small"]'
 	run -0 "$THPCTL" --json ps --sort=pmd_mapped
-	echo "$output" | jq -e '.[0].pid == 100 and .[0].thp_pmd_mapped == 4 and .[0].policy == "advise"'
+	echo "$output" | jq -e '.processes[0] | .pid == 100 and .thp_pmd_mapped == 4 and .policy == "advise"'
 	run -2 "$THPCTL" ps --sort=bogus
 	assert_output --partial "cannot sort by 'bogus'"
 }
@@ -459,9 +459,9 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 @test "ps PID...: only those; missing or unreadable named PIDs are errors" {
 	fake_tree patched
 	run -0 "$THPCTL" --json ps 200
-	echo "$output" | jq -e 'length == 1 and .[0].comm == "small" and .[0].anon_huge_kib == 2048'
+	echo "$output" | jq -e '.processes | length == 1 and .[0].comm == "small" and .[0].anon_huge_kib == 2048'
 	run -1 --separate-stderr "$THPCTL" --json ps 200 4242
-	echo "$output" | jq -e 'length == 1'
+	echo "$output" | jq -e '.processes | length == 1'
 	[[ $stderr == *'no process with PID 4242'* ]] || fail "stderr: $stderr"
 	run -2 "$THPCTL" ps abc
 	assert_output --partial "invalid PID 'abc'"
@@ -472,7 +472,7 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	rm "$THP_ROOT/proc/200/smaps_rollup"
 	mkdir "$THP_ROOT/proc/200/smaps_rollup"
 	run -0 --separate-stderr "$THPCTL" --json ps
-	echo "$output" | jq -e 'map(.pid) == [100, 300]'
+	echo "$output" | jq -e '.processes | map(.pid) == [100, 300]'
 	[ -z "$stderr" ] || fail "stderr: $stderr"
 	run -1 "$THPCTL" ps 200
 	assert_output --partial "$THP_ROOT/proc/200/smaps_rollup: Is a directory"
@@ -485,15 +485,15 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	run -0 "$THPCTL" ps
 	assert_line --index 0 --regexp '^ *PID +COMM +ANONHUGE_KIB$'
 	run -0 "$THPCTL" ps --json
-	echo "$output" | jq -e 'length == 2 and (.[0] | keys) == ["anon_huge_kib", "comm", "pid"]'
+	echo "$output" | jq -e '.processes | length == 2 and (.[0] | keys) == ["anon_huge_kib", "comm", "pid"]'
 	run -2 "$THPCTL" ps --sort=policy
 }
 
-@test "ps with no processes prints an empty JSON array" {
+@test "ps with no processes prints an empty named array" {
 	fake_tree stock
 	rm -r "$THP_ROOT/proc/100" "$THP_ROOT/proc/200"
 	run -0 "$THPCTL" --json ps
-	echo "$output" | jq -e '. == []'
+	echo "$output" | jq -e '. == {"processes": []}'
 }
 
 # ---- ps: process names are data, not terminal commands (issue 20, class 3) ----

@@ -182,3 +182,22 @@ metric() {
 	run -0 "$THPCTL" metrics
 	refute_output --partial thp_cgroup
 }
+
+@test "--json=short is one line, --json=pretty and plain --json indented; the same data" {
+	run -0 "$THPCTL" cgroups --json=short
+	assert_equal "${#lines[@]}" 1
+	local short=$output
+	run -0 "$THPCTL" --json=pretty cgroups
+	[ "${#lines[@]}" -gt 10 ] || fail "pretty JSON in ${#lines[@]} lines"
+	assert_equal "$(jq -c . <<<"$output")" "$(jq -c . <<<"$short")"
+	run -0 "$THPCTL" --json cgroups
+	assert_equal "$(jq -c . <<<"$output")" "$(jq -c . <<<"$short")"
+	[ "${#lines[@]}" -gt 10 ] || fail "plain --json is not indented any more"
+	run -0 "$THPCTL" ps --json=short
+	assert_equal "${#lines[@]}" 1
+	run -0 jq -e 'keys == ["processes"] and (.processes | type) == "array"' <<<"$output"
+	run -2 "$THPCTL" cgroups --json=compact
+	assert_output --partial "--json takes 'pretty' or 'short', not 'compact'"
+	run -2 "$THPCTL" enable --json=short madvise
+	assert_output --partial "not a read command"
+}
