@@ -1,0 +1,140 @@
+#!/usr/bin/env bats
+# THP metrics the way a fleet collects them: the thpctl package's timer and
+# service write thpctl metrics into node_exporter's textfile directory, the
+# real prometheus-node-exporter (Debian's package, in the image) serves them
+# on :9100, a scrape finds the values sysfs and procfs hold, and promtool
+# (Debian's prometheus package) accepts the exposition. The scrape and the
+# promtool verdict are saved in the results ($THP_RESULTS/metrics.*).
+
+load helpers
+load hold
+
+TEXTFILE=/var/lib/prometheus/node-exporter/thp.prom
+SCRAPE_URL=http://localhost:9100/metrics
+
+setup_file() {
+	command -v prometheus-node-exporter >/dev/null || skip "prometheus-node-exporter is not in the image"
+	command -v thpctl >/dev/null || skip "thpctl is not installed"
+	thp_save_knobs
+	systemctl -q is-active prometheus-node-exporter.service ||
+		touch "$BATS_FILE_TMPDIR/stop-exporter"
+	timeout 60 systemctl start prometheus-node-exporter.service
+	# the exporter listens once it has started its collectors
+	wait_until 60 curl -sf --max-time 5 -o /dev/null "$SCRAPE_URL" ||
+		echo "# prometheus-node-exporter does not answer on $SCRAPE_URL" >&3
+}
+
+teardown_file() {
+	hold_kill
+	timeout 60 systemctl disable --now thpctl-metrics.timer 2>/dev/null || true
+	rm -f "$TEXTFILE"
+	[ -e "$BATS_FILE_TMPDIR/stop-exporter" ] &&
+		timeout 60 systemctl stop prometheus-node-exporter.service
+	thp_restore_knobs
+	return 0
+}
+
+teardown() {
+	hold_kill
+}
+
+# textfile_changed STAMP: thp.prom is no longer the file of STAMP
+textfile_changed() {
+	[ "$(stat -c %Y.%y "$TEXTFILE")" != "$1" ]
+}
+
+scrape() {
+	curl -sf --max-time 30 "$SCRAPE_URL"
+}
+
+# value NAME{LABELS} TEXT: the sample's value in TEXT
+value() {
+	awk -v k="$1" '$1 == k { print $2 }' <<<"$2"
+}
+
+@test "the package's service writes thp.prom atomically; its timer refreshes it" {
+	run -0 systemctl cat thpctl-metrics.service
+	assert_output --partial "ExecStart=/usr/bin/thpctl metrics --output=$TEXTFILE"
+	rm -f "$TEXTFILE"
+	run -0 timeout 60 systemctl start thpctl-metrics.service
+	[ -s "$TEXTFILE" ] || fail "the service wrote nothing to $TEXTFILE"
+	assert_equal "$(stat -c '%a %U' "$TEXTFILE")" "644 root"
+	# nothing but the file itself: the temporary file was renamed
+	run -0 ls /var/lib/prometheus/node-exporter
+	assert_output thp.prom
+	run -0 grep -c '^# TYPE ' "$TEXTFILE"
+	[ "$output" -gt 20 ] || fail "only $output families in $TEXTFILE"
+
+	local m0
+	m0=$(stat -c %Y.%y "$TEXTFILE")
+	run -0 timeout 60 systemctl enable --now thpctl-metrics.timer
+	run -0 systemctl is-active thpctl-metrics.timer
+	# OnUnitActiveSec=15s: a second write within a minute
+	wait_until 60 textfile_changed "$m0" || fail "the timer did not rewrite $TEXTFILE within 60 s"
+	run -0 timeout 60 systemctl disable --now thpctl-metrics.timer
+}
+
+@test "node_exporter serves the THP metrics with the values sysfs and procfs hold" {
+	local before after s fa enabled defrag
+	thp_set enabled madvise
+	echo 3 >/proc/sys/vm/drop_caches
+	echo 1 >/proc/sys/vm/compact_memory
+	hold_start "$THP_HELPERS/thp-touch" --size 8 --madvise --hold
+	[ "$(hold_value anon_huge_kib)" -eq 8192 ] || skip "no free hugepages for the 8 MiB region"
+
+	before=$(vmstat thp_fault_alloc)
+	run -0 timeout 60 systemctl start thpctl-metrics.service
+	s=$(scrape) || fail "no scrape from $SCRAPE_URL"
+	after=$(vmstat thp_fault_alloc)
+	printf '%s\n' "$s" >"$THP_RESULTS/metrics.scrape"
+
+	# node_exporter read the file without error
+	assert_equal "$(value node_textfile_scrape_error "$s")" 0
+	grep -q '^node_textfile_mtime_seconds{file=".*thp.prom"}' <<<"$s" ||
+		fail "node_exporter does not list thp.prom"
+
+	enabled=$(thp_get enabled)
+	defrag=$(thp_get defrag)
+	assert_equal "$(value "thp_enabled{setting=\"$enabled\"}" "$s")" 1
+	for w in always madvise never; do
+		[ "$w" = "$enabled" ] || assert_equal "$(value "thp_enabled{setting=\"$w\"}" "$s")" 0
+	done
+	assert_equal "$(value "thp_defrag{setting=\"$defrag\"}" "$s")" 1
+	if [ -e "$THP/mode" ]; then
+		assert_equal "$(value thp_rfc_mode "$s")" "$(cat "$THP/mode")"
+	fi
+	assert_equal "$(value thp_khugepaged_pages_to_scan "$s")" "$(cat "$THP/khugepaged/pages_to_scan")"
+	fa=$(value thp_fault_alloc_total "$s")
+	[ "$fa" -ge "$before" ] && [ "$fa" -le "$after" ] ||
+		fail "thp_fault_alloc_total $fa, /proc/vmstat $before before and $after after"
+	# the held 8 MiB are in AnonHugePages while it holds them
+	[ "$(value thp_anon_huge_bytes "$s")" -ge $((8 << 20)) ] ||
+		fail "thp_anon_huge_bytes $(value thp_anon_huge_bytes "$s") < 8 MiB"
+	[ -n "$(value thp_free_hugepage_blocks "$s")" ] || fail "no thp_free_hugepage_blocks"
+	# thpd runs (the package started it): its state is in the scrape
+	assert_equal "$(value thpd_up "$s")" 1
+	grep -q "^thpd_info{version=\"$(dpkg-query -W -f='${Version}' thpd)\"} 1$" <<<"$s" ||
+		fail "no thpd_info with the package's version"
+	run -0 timeout 15 thpctl --json status
+	assert_equal "$(value thpd_rules_applied_total "$s")" "$(jq .thpd.rules_applied <<<"$output")"
+	hold_finish
+}
+
+@test "promtool check metrics accepts thpctl metrics and the scraped THP families" {
+	command -v promtool >/dev/null || skip "promtool (package prometheus) is not in the image"
+	run -0 timeout 60 thpctl metrics
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/thp.prom"
+	run -0 timeout 60 promtool check metrics <"$BATS_TEST_TMPDIR/thp.prom"
+	assert_output ''
+	# as node_exporter re-exposes them
+	s=$(scrape) || fail "no scrape from $SCRAPE_URL"
+	grep -E '^(# (HELP|TYPE) )?thpd?_' <<<"$s" >"$BATS_TEST_TMPDIR/scraped.prom"
+	[ "$(grep -c '^# TYPE' "$BATS_TEST_TMPDIR/scraped.prom")" -gt 20 ] ||
+		fail "the scrape has few THP families: $(head "$BATS_TEST_TMPDIR/scraped.prom")"
+	run -0 timeout 60 promtool check metrics <"$BATS_TEST_TMPDIR/scraped.prom"
+	assert_output ''
+	{
+		echo "promtool check metrics: exit 0, no findings"
+		promtool --version 2>&1 | head -1
+	} >"$THP_RESULTS/metrics.promtool"
+}
