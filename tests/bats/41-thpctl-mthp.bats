@@ -196,6 +196,6 @@ stat2m() { cat "$THP/hugepages-2048kB/stats/$1"; }
 	hold_start "$THP_HELPERS/thp-touch" --size 4 --hold
 	run -0 --separate-stderr "$THPCTL" ps --json "$HELD"
 	b=$(awk '/^AnonHugePages:/ { print $2 }' "/proc/$HELD/smaps_rollup")
-	jq -e --argjson p "$HELD" --argjson b "$b" '.[] | select(.pid == $p) | .anon_huge_kib == $b' <<<"$output" ||
+	jq -e --argjson p "$HELD" --argjson b "$b" '.processes[] | select(.pid == $p) | .anon_huge_kib == $b' <<<"$output" ||
 		fail "ps: $output (smaps_rollup AnonHugePages $b)"
 }

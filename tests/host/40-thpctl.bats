@@ -546,7 +546,7 @@ hostile() {
 	assert_line --index 1 --regexp "^ *$NAMED_PID +$2 +[0-9]+\$"
 	run -0 "$THPCTL" --json ps "$NAMED_PID"
 	printf '%s' "$output" | iconv -f UTF-8 -t UTF-8 >/dev/null || fail "not UTF-8: $output"
-	echo "$output" | jq -e ".[0].comm == $3"
+	echo "$output" | jq -e ".processes[0].comm == $3"
 }
 
 @test "ps: an escape sequence in a name is shown as '?', not sent to the terminal" {
@@ -836,7 +836,7 @@ long_dir() {
 	[[ $stderr == *"cannot read $THP_ROOT/proc/300/comm: File too large"* ]] || fail "stderr: $stderr"
 	# in a listing too: said, the others still shown
 	run -1 --separate-stderr "$THPCTL" --json ps
-	echo "$output" | jq -e 'map(.pid) == [100, 200]'
+	echo "$output" | jq -e '.processes | map(.pid) == [100, 200]'
 	[[ $stderr == *"proc/300/comm: File too large"* ]] || fail "stderr: $stderr"
 }
 
@@ -854,7 +854,7 @@ long_dir() {
 	name=thp_$(printf 'x%.0s' {1..70})
 	echo "$name 42" >>"$THP_ROOT/proc/100/thp_stat"
 	run -0 "$THPCTL" --json ps 100
-	echo "$output" | jq -e --arg n "$name" '.[0][$n] == 42'
+	echo "$output" | jq -e --arg n "$name" '.processes[0][$n] == 42'
 	# text: its column header whole, in capitals
 	run -0 "$THPCTL" ps 100
 	assert_line --index 0 --partial "${name^^}"

@@ -395,7 +395,7 @@ sj() {
 		run -0 "$THPCTL" defrag defer
 		assert_equal "$(<"$THP_ROOT/$SYS/defrag")" defer
 		run -0 --separate-stderr "$THPCTL" ps --json
-		jq -e '.[] | select(.pid == 100) | .comm == "app" and .anon_huge_kib == 4096' <<<"$output" ||
+		jq -e '.processes[] | select(.pid == 100) | .comm == "app" and .anon_huge_kib == 4096' <<<"$output" ||
 			fail "$g: ps: $output"
 		if [ "$g" = 6.1-patched ]; then
 			# the fake tree says prctl policy, this host's kernel has none
