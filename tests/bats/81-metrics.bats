@@ -47,9 +47,10 @@ scrape() {
 	curl -sf --max-time 30 "$SCRAPE_URL"
 }
 
-# value NAME{LABELS} TEXT: the sample's value in TEXT
+# value NAME{LABELS} TEXT: the sample's value in TEXT, as an integer
+# (node_exporter writes 25165824 as 2.5165824e+07)
 value() {
-	awk -v k="$1" '$1 == k { print $2 }' <<<"$2"
+	awk -v k="$1" '$1 == k { printf "%d\n", $2 }' <<<"$2"
 }
 
 @test "the package's service writes thp.prom atomically; its timer refreshes it" {
