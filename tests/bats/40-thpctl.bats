@@ -11,23 +11,15 @@ load hold
 setup_file() {
 	thp_save_knobs
 	echo 10000 >"$THP/khugepaged/scan_sleep_millisecs"
-	# stop thpd (socket too, or the next connect would start it again)
-	: >"$BATS_FILE_TMPDIR/thpd-units"
-	local u
-	for u in thpd.socket thpd.service; do
-		if systemctl is-active --quiet "$u" 2>/dev/null; then
-			echo "$u" >>"$BATS_FILE_TMPDIR/thpd-units"
-			timeout 60 systemctl stop "$u"
-		fi
-	done
+	# stop thpd (socket too, or the next connect would start it again); the
+	# service first: stopping the socket stops the service with it, and a
+	# service found inactive after that would not be started again
+	thpd_units_stop "$BATS_FILE_TMPDIR/thpd-units"
 }
 
 teardown_file() {
 	thp_restore_knobs
-	local u
-	while read -r u; do
-		timeout 60 systemctl start "$u" || echo "# could not restart $u" >&3
-	done <"$BATS_FILE_TMPDIR/thpd-units"
+	thpd_units_restart "$BATS_FILE_TMPDIR/thpd-units"
 }
 
 setup() {
