@@ -38,8 +38,7 @@ static const struct label {
 	{ "thp_collapse_alloc", NULL, "COLLAPSE", NULL },
 	{ "thp_collapse_alloc_failed", NULL, "COLL_FAIL", NULL },
 	{ "thp_split_pmd", NULL, "SPLIT_PMD", NULL },
-	{ "thp_zero_page_alloc", NULL, "ZERO_PAGE", NULL },
-	{ "thp_pmd_mapped", NULL, "PMD_MAPPED", NULL },
+	{ "thp_zero_page_fault", NULL, "ZERO_PAGE", NULL },
 };
 
 static const struct label *find_label(const char *key)

@@ -101,7 +101,7 @@ static const char *sort_field(const char *s, const struct thp_state *st)
 	static const char *const stat_fields[] = {
 		"thp_fault_alloc", "thp_fault_fallback", "thp_fault_fallback_charge",
 		"thp_collapse_alloc", "thp_collapse_alloc_failed", "thp_split_pmd",
-		"thp_zero_page_alloc", "thp_pmd_mapped",
+		"thp_zero_page_fault",
 	};
 
 	if (strcmp(s, "pid") == 0 || strcmp(s, "comm") == 0 || strcmp(s, "anon_huge_kib") == 0)

@@ -54,11 +54,16 @@ int thp_mode_parse(const char *s, struct thp_mode_req *req)
 
 const char *thp_rfc_mode(enum thp_enabled e, const char *defrag)
 {
+	/* exact, as the kernel's mode file (series v2): a number only for its pair */
+	bool dm = defrag && strcmp(defrag, "madvise") == 0;
+
 	switch (e) {
 	case THP_MADVISE:
-		return "0";
+		return dm ? "0" : "custom";
 	case THP_ALWAYS:
-		return defrag && strcmp(defrag, "always") == 0 ? "2" : "1";
+		if (defrag && strcmp(defrag, "always") == 0)
+			return "2";
+		return dm ? "1" : "custom";
 	default:
 		return "never";
 	}

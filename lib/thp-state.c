@@ -52,9 +52,9 @@ int thp_state_read(struct thp_state *st)
 			return r;
 		buf[strcspn(buf, "\n")] = '\0';
 		if (strcmp(buf, "0") && strcmp(buf, "1") && strcmp(buf, "2") &&
-		    strcmp(buf, "never"))
+		    strcmp(buf, "never") && strcmp(buf, "custom"))
 			return -EBADMSG;
-		strcpy(st->mode, buf);	/* one of the four words above */
+		strcpy(st->mode, buf);	/* one of the five words above */
 	} else {
 		snprintf(st->mode, sizeof(st->mode), "%s",
 			 thp_rfc_mode(st->enabled, st->defrag));

@@ -229,7 +229,7 @@ int thp_choice_set(struct thp_choice *c, const char *word);
 struct thp_state {
 	enum thp_enabled enabled;
 	char defrag[16];	/* "always", "defer", "defer+madvise", "madvise", "never" */
-	char mode[8];		/* "0"/"1"/"2"/"never": the kernel's mode file, else thp_rfc_mode() */
+	char mode[8];		/* "0"/"1"/"2"/"never"/"custom": the kernel's mode file, else thp_rfc_mode() */
 	bool has_mode_file;	/* patched kernel: <root>THP_SYSFS_DIR/mode exists */
 	bool has_thp_policy;	/* patched kernel: <root>/proc/self/thp_policy exists */
 	bool has_thp_stat;	/* <root>/proc/self/thp_stat exists */

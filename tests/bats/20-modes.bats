@@ -68,19 +68,23 @@ expect_state() {
 	expect_state always madvise 1
 }
 
-@test "mode is derived from enabled and defrag, no state of its own" {
+@test "mode is derived from enabled and defrag, exact: custom for the other pairs" {
 	thp_set enabled always
 	local d
-	for d in defer defer+madvise madvise never; do
+	for d in defer defer+madvise never; do
 		thp_set defrag "$d"
-		expect_state always "$d" 1
+		expect_state always "$d" custom
 	done
+	thp_set defrag madvise
+	expect_state always madvise 1
 	thp_set defrag always
 	expect_state always always 2
 	thp_set enabled madvise
-	expect_state madvise always 0
+	expect_state madvise always custom
+	thp_set defrag madvise
+	expect_state madvise madvise 0
 	thp_set enabled never
-	expect_state never always never
+	expect_state never madvise never
 }
 
 @test "mode accepts the words with enabled's semantics" {
@@ -88,7 +92,7 @@ expect_state() {
 	thp_set mode never
 	expect_state never always never
 	thp_set mode madvise
-	expect_state madvise always 0
+	expect_state madvise always custom
 	thp_set mode always
 	expect_state always always 2
 }

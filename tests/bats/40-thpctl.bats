@@ -261,7 +261,7 @@ stock_advise_malloc() {
 		run -0 jq -e '.[0] | has("policy") | not' <<<"$j"
 	fi
 	if [ -e /proc/self/thp_stat ]; then
-		run -0 jq -e '.[0].thp_pmd_mapped >= 4 and .[0].thp_fault_alloc >= 4' <<<"$j"
+		run -0 jq -e '.[0].thp_fault_alloc >= 4 and (.[0] | has("thp_zero_page_fault"))' <<<"$j"
 	fi
 	run -0 "$THPCTL" ps "$HELD"
 	assert_line --index 0 --regexp '^ *PID +COMM +.*ANONHUGE_KIB'

@@ -56,7 +56,7 @@ static int timeout_s = 60;
 static const char *const thp_stat_names[] = {
 	"thp_fault_alloc", "thp_fault_fallback", "thp_fault_fallback_charge",
 	"thp_collapse_alloc", "thp_collapse_alloc_failed", "thp_split_pmd",
-	"thp_zero_page_alloc", "thp_pmd_mapped",
+	"thp_zero_page_fault",
 };
 #define NSTAT (sizeof(thp_stat_names) / sizeof(thp_stat_names[0]))
 
@@ -77,6 +77,8 @@ static void print_thp_stat(const char *prefix, const char *path)
 {
 	for (size_t i = 0; i < NSTAT; i++)
 		printf("%s.%s=%lld\n", prefix, thp_stat_names[i], stat_value(path, thp_stat_names[i]));
+	/* the gauge is AnonHugePages (smaps_rollup), of the process reading */
+	printf("%s.anon_huge_kib=%ld\n", prefix, anon_huge_kib_total());
 }
 
 static void vm_snap(long long *v)

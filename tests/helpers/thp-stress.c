@@ -32,7 +32,7 @@
  * Counters: /proc/vmstat thp_* deltas must be non-negative, fallback_charge <=
  * fallback; each worker's /proc/self/thp_stat (when present) must hold
  * non-negative values, thp_fault_fallback_charge <= thp_fault_fallback,
- * thp_pmd_mapped <= the hugepages it has mapped, and thp_collapse_alloc <= the
+ * and thp_collapse_alloc <= the
  * collapse attempts it can have seen (its MADV_COLLAPSE hugepages plus one per
  * hugepage per khugepaged pass: full scans, and the restarts that leaving
  * "never" causes, which the mode flipper counts).
@@ -256,7 +256,7 @@ static struct bounds bounds_start(void)
 static void check_thp_stat(const struct bounds *b)
 {
 	struct stat_set s;
-	uint64_t fb = 0, fbc = 0, coll = 0, pmd = 0, limit, passes, scans, starts;
+	uint64_t fb = 0, fbc = 0, coll = 0, limit, passes, scans, starts;
 	int r = read_counters("/proc/self/thp_stat", "thp_", &s);
 
 	if (r == -ENOENT)
@@ -290,9 +290,6 @@ static void check_thp_stat(const struct bounds *b)
 			  " hugepages x (%" PRIu64 " full scans + %" PRIu64
 			  " khugepaged restarts + 2))", coll, limit,
 			  b->collapse_hpages, b->max_hpages, scans, starts);
-	if (stats_get(&s, "thp_pmd_mapped", &pmd) && pmd > b->max_hpages)
-		violation("thp_stat: thp_pmd_mapped %" PRIu64 " > %" PRIu64
-			  " hugepages this worker maps", pmd, b->max_hpages);
 }
 
 /* ---------------------------------------------------------- policies */

@@ -18,7 +18,7 @@ setup() {
 	thpctl_env
 }
 
-# fake_proc PID COMM ANON_KIB [POLICY FAULT_ALLOC PMD_MAPPED]
+# fake_proc PID COMM ANON_KIB [POLICY FAULT_ALLOC SPLIT_PMD]
 fake_proc() {
 	local d=$THP_ROOT/proc/$1
 	mkdir -p "$d"
@@ -27,7 +27,7 @@ fake_proc() {
 		"$3" >"$d/smaps_rollup"
 	if [ -n "${4-}" ]; then
 		echo "$4" >"$d/thp_policy"
-		printf 'thp_fault_alloc %s\nthp_fault_fallback 1\nthp_fault_fallback_charge 0\nthp_collapse_alloc 2\nthp_collapse_alloc_failed 0\nthp_split_pmd 0\nthp_zero_page_alloc 0\nthp_pmd_mapped %s\n' \
+		printf 'thp_fault_alloc %s\nthp_fault_fallback 1\nthp_fault_fallback_charge 0\nthp_collapse_alloc 2\nthp_collapse_alloc_failed 0\nthp_split_pmd %s\nthp_zero_page_fault 0\n' \
 			"$5" "$6" >"$d/thp_stat"
 	fi
 }
@@ -197,7 +197,7 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	echo '[always] madvise never' >"$THP_ROOT/$SYS/enabled"
 	echo 'always defer [defer+madvise] madvise never' >"$THP_ROOT/$SYS/defrag"
 	run -0 "$THPCTL" --json status
-	echo "$output" | jq -e '.mode == "1" and .defrag == "defer+madvise"
+	echo "$output" | jq -e '.mode == "custom" and .defrag == "defer+madvise"
 		and .kernel_features.mode_file == false and .kernel_features.thp_policy == false'
 }
 
@@ -450,8 +450,8 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	echo "$output" | jq -e '.processes | map(.pid) == [100, 200, 300]'
 	run -0 "$THPCTL" ps --sort comm --json
 	echo "$output" | jq -e '.processes | map(.comm) == ["bigapp", "none", "small"]'
-	run -0 "$THPCTL" --json ps --sort=pmd_mapped
-	echo "$output" | jq -e '.processes[0] | .pid == 100 and .thp_pmd_mapped == 4 and .policy == "advise"'
+	run -0 "$THPCTL" --json ps --sort=split_pmd
+	echo "$output" | jq -e '.processes[0] | .pid == 100 and .thp_split_pmd == 4 and .policy == "advise"'
 	run -2 "$THPCTL" ps --sort=bogus
 	assert_output --partial "cannot sort by 'bogus'"
 }

@@ -52,8 +52,8 @@ comp() {
 @test "ps --sort fields" {
 	run -0 comp thpctl ps --sort anon
 	assert_output 'anon_huge_kib'
-	run -0 comp thpctl ps --sort thp_pmd
-	assert_output 'thp_pmd_mapped'
+	run -0 comp thpctl ps --sort thp_zero
+	assert_output 'thp_zero_page_fault'
 }
 
 @test "enable and shmem --size: the sizes this kernel has, after a comma too" {

@@ -109,7 +109,12 @@ static void test_mode_parse(void)
 	   "mode_parse never: a word leaves defrag alone");
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		ok(thp_mode_parse(bad[i], &req) == -EINVAL, "mode_parse rejects '%s'", bad[i]);
-	ok(strcmp(thp_rfc_mode(THP_ALWAYS, "defer"), "1") == 0, "rfc_mode always/defer = 1");
+	/* exact, as the kernel's mode file: custom for a pair no number sets */
+	ok(strcmp(thp_rfc_mode(THP_ALWAYS, "defer"), "custom") == 0, "rfc_mode always/defer = custom");
+	ok(strcmp(thp_rfc_mode(THP_MADVISE, "always"), "custom") == 0, "rfc_mode madvise/always = custom");
+	ok(strcmp(thp_rfc_mode(THP_ALWAYS, "madvise"), "1") == 0, "rfc_mode always/madvise = 1");
+	ok(strcmp(thp_rfc_mode(THP_MADVISE, "madvise"), "0") == 0, "rfc_mode madvise/madvise = 0");
+	ok(thp_mode_parse("custom", &req) == -EINVAL, "mode_parse rejects custom");
 	ok(strcmp(thp_rfc_mode(THP_ALWAYS, "always"), "2") == 0, "rfc_mode always/always = 2");
 	ok(strcmp(thp_rfc_mode(THP_NEVER, "always"), "never") == 0, "rfc_mode never");
 }
