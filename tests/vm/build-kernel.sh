@@ -7,7 +7,12 @@
 # config fragments, and these scripts. Unchanged inputs: no rebuild. The path
 # of the bzImage is the last line printed.
 #
-# usage: build-kernel.sh [--stock] [--flavor NAME] [EXTRA_FRAGMENT...]
+# The kselftests the series adds (tools/testing/selftests/vm/$KSELFTESTS) are
+# built from the same patched tree, statically, into <key>/kselftests/, for
+# the guest suite 25-kselftests.bats (the payload carries them).
+#
+# usage: build-kernel.sh [--dir] [--stock] [--flavor NAME] [EXTRA_FRAGMENT...]
+#   --dir            print the cache directory of that build, build nothing
 #   --stock          without the series (same config), for `make bench`
 #   --flavor debug   e.g. with kernel/debug.config, cached separately
 set -euo pipefail
@@ -18,6 +23,12 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${THP_CACHE:-/var/cache/thp-stack}
 flavor=default
 patch=$top/kernel/sysfs-thp.patch
+print_dir=
+KSELFTESTS="thp_controls"
+if [ "${1:-}" = --dir ]; then
+	print_dir=1
+	shift
+fi
 if [ "${1:-}" = --stock ]; then
 	flavor=stock
 	patch=/dev/null
@@ -51,6 +62,10 @@ key=$(
 	} | sha256sum | cut -c1-16
 )
 dir=$cache/kernel/$flavor-$key
+if [ -n "$print_dir" ]; then
+	echo "$dir"
+	exit 0
+fi
 
 mkdir -p "$cache/kernel"
 exec 9>"$dir.lock"
@@ -96,7 +111,22 @@ if ! make -s -C "$src" O="$work/obj" -j"$(nproc)" bzImage >"$work/build.log" 2>&
 fi
 log "built in $(($(date +%s) - start)) s"
 
+mkdir -p "$work/kselftests"
+for t in $KSELFTESTS; do
+	c=$src/tools/testing/selftests/vm/$t.c
+	[ -f "$c" ] || continue
+	# the tree's own uapi copy (tools/include), as the selftests build does
+	if ! gcc -static -O2 -Wall -isystem "$src/tools/include/uapi" \
+		-I "$src/tools/testing/selftests" "$c" -o "$work/kselftests/$t" 2>"$work/kselftests.log"; then
+		cat "$work/kselftests.log" >&2
+		log "building the kselftest $t FAILED"
+		exit 1
+	fi
+	log "  kselftest: $t"
+done
+
 mkdir -p "$dir"
+cp -r "$work/kselftests" "$dir/"
 cp "$work/obj/arch/x86/boot/bzImage" "$work/obj/.config" "$work/obj/System.map" "$dir/"
 echo "linux-source-6.1 $version, $flavor, patch sha256 $(sha256sum <"$patch" 2>/dev/null | cut -c1-16)" >"$dir/VERSION"
 rm -rf "$work"

@@ -55,6 +55,10 @@ payload: programs deb-packages
 	cp -r tests/bats $(BUILD)/payload/bats
 	cp -r tests/vm/guest/run $(BUILD)/payload/guest-run
 	cp -r bench $(BUILD)/payload/bench
+	@# the kselftests built with the kernel (build-kernel.sh); with THP_KERNEL,
+	@# THP_KSELFTESTS=DIR names them (25-kselftests.bats skips without)
+	d=$${THP_KSELFTESTS:-$(if $(THP_KERNEL),,$$(THP_CACHE=$(THP_CACHE) tests/vm/build-kernel.sh --dir)/kselftests)}; \
+	if [ -n "$$d" ] && [ -d "$$d" ]; then cp -r "$$d" $(BUILD)/payload/kselftests; fi
 
 vm: deps-quiet $(GUEST_OS) payload
 	$(RUN_GUEST) --mode shell
