@@ -34,7 +34,7 @@ use_gen() {
 	if [ "$GEN" = 6.1-patched ]; then
 		echo default >"$THP_ROOT/proc/self/thp_policy"
 		echo advise >"$THP_ROOT/proc/100/thp_policy"
-		printf 'thp_fault_alloc 2\nthp_pmd_mapped 2\n' >"$THP_ROOT/proc/100/thp_stat"
+		printf 'thp_fault_alloc 2\nthp_zero_page_fault 2\n' >"$THP_ROOT/proc/100/thp_stat"
 	fi
 }
 

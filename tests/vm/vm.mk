@@ -47,6 +47,9 @@ stock-image:
 # What goes into the guest for one run: the Debian packages built from the
 # tree (make deb; the guest installs them with apt), the suites, the
 # helpers. Assembled afresh each run; never baked into the cached image.
+# The payload also carries the kselftests built with the kernel (in its cache
+# directory); with THP_KERNEL, THP_KSELFTESTS=DIR names them (25-kselftests
+# skips without).
 payload: programs deb-packages
 	rm -rf $(BUILD)/payload
 	mkdir -p $(BUILD)/payload/helpers $(BUILD)/payload/debs
@@ -55,9 +58,7 @@ payload: programs deb-packages
 	cp -r tests/bats $(BUILD)/payload/bats
 	cp -r tests/vm/guest/run $(BUILD)/payload/guest-run
 	cp -r bench $(BUILD)/payload/bench
-	@# the kselftests built with the kernel (build-kernel.sh); with THP_KERNEL,
-	@# THP_KSELFTESTS=DIR names them (25-kselftests.bats skips without)
-	d=$${THP_KSELFTESTS:-$(if $(THP_KERNEL),,$$(THP_CACHE=$(THP_CACHE) tests/vm/build-kernel.sh --dir)/kselftests)}; \
+	d=$${THP_KSELFTESTS:-$(if $(THP_KERNEL)$(STOCK),,$$(THP_CACHE=$(THP_CACHE) tests/vm/build-kernel.sh --dir)/kselftests)}; \
 	if [ -n "$$d" ] && [ -d "$$d" ]; then cp -r "$$d" $(BUILD)/payload/kselftests; fi
 
 vm: deps-quiet $(GUEST_OS) payload
