@@ -36,18 +36,12 @@
 
 static const char *const names[] = { "default", "advise", "never" };
 
+/* "EINVAL" for EINVAL: what the tests match */
 static const char *errname(int e)
 {
-	switch (e) {
-	case EINVAL:
-		return "EINVAL";
-	case EPERM:
-		return "EPERM";
-	case EINTR:
-		return "EINTR";
-	default:
-		return strerror(e);
-	}
+	const char *n = strerrorname_np(e);
+
+	return n ? n : strerror(e);
 }
 
 static int run_or_report(int rc, int err, char **cmd)
