@@ -82,8 +82,15 @@ trace_reads() {
 	echo "$HELD" >"$TRACING/set_event_pid"
 	echo 1 >"$TRACING/events/mmap_lock/mmap_lock_start_locking/enable"
 	echo 1 >"$TRACING/tracing_on"
-	hold_finish || fail "read-loop $1 failed: $(cat "$HOLD_OUT")"
+	echo go >&8
+	local i
+	for ((i = 0; i < 600; i++)); do
+		grep -qx done "$HOLD_OUT" && break
+		sleep 0.1
+	done
 	echo 0 >"$TRACING/tracing_on"
+	grep -qx done "$HOLD_OUT" || fail "read-loop $1 did not finish: $(cat "$HOLD_OUT")"
+	hold_finish || fail "read-loop $1 failed: $(cat "$HOLD_OUT")"
 	echo 0 >"$TRACING/events/mmap_lock/mmap_lock_start_locking/enable"
 	echo >"$TRACING/set_event_pid"
 	EVENTS=$(grep -c "mmap_lock_start_locking" "$TRACING/trace" || true)
@@ -173,8 +180,11 @@ eat() {
 
 eat_stop() {
 	local fd p
-	for fd in "${EAT_FDS[@]}"; do exec {fd}>&-; done
-	for p in "${EATERS[@]}"; do kill "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
+	for fd in "${EAT_FDS[@]}"; do exec {fd}>&- || true; done
+	for p in "${EATERS[@]}"; do
+		kill "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
 	EATERS=() EAT_FDS=()
 	return 0
 }

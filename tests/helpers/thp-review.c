@@ -4,11 +4,14 @@
  * for tests/bats/24-review.bats. Each subcommand prints key=value lines.
  *
  *   write0 PATH          write(2) of zero bytes to PATH: rc=N [errno=NAME]
- *   read-loop PATH N     open PATH, print "ready", wait for stdin to close,
- *                        then N reads from offset 0 with no other system
- *                        call and no page fault in between (the buffer is
- *                        touched first), for a tracer watching this pid:
- *                        reads=N bytes=B
+ *   read-loop PATH N     open PATH, print "ready", wait for a line on
+ *                        stdin, then N reads from offset 0 with no other
+ *                        system call and no page fault in between (the
+ *                        buffer is touched first), print "done" with a bare
+ *                        write(2), wait for stdin to close, and only then
+ *                        print reads=N bytes=B and exit: a tracer watching
+ *                        this pid between the line and "done" sees the
+ *                        reads alone
  *   mmap-lat SEC R PATH  one thread maps, touches and unmaps 64 KiB in a
  *                        loop for SEC seconds while R threads read PATH
  *                        (e.g. /proc/self/thp_stat) in a loop; the process
@@ -95,6 +98,7 @@ static int write0(const char *path)
 static int read_loop(const char *path, long n)
 {
 	static char buf[4096];
+	char go[16];
 	long total = 0;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
@@ -106,7 +110,8 @@ static int read_loop(const char *path, long n)
 		die(path);
 	printf("ready\n");
 	fflush(stdout);
-	wait_stdin_eof();
+	if (read(STDIN_FILENO, go, sizeof(go)) <= 0)
+		return 3;
 	for (long i = 0; i < n; i++) {
 		ssize_t r = pread(fd, buf, sizeof(buf), 0);
 
@@ -114,6 +119,9 @@ static int read_loop(const char *path, long n)
 			die(path);
 		total += r;
 	}
+	if (write(STDOUT_FILENO, "done\n", 5) != 5)
+		return 3;
+	wait_stdin_eof();
 	printf("reads=%ld\nbytes=%ld\n", n, total);
 	return 0;
 }
