@@ -91,7 +91,7 @@ in_thpd_ns() {
 	nsenter -t "$PID" -m -- sh -c "$1"
 }
 
-@test "state directory read-only: the change is applied, the failure reported, thpd keeps running" {
+@test "state directory read-only: the change is refused before sysfs is written, thpd keeps running" {
 	thp_set enabled madvise
 	in_thpd_ns 'mountpoint -q /var/lib/thpd || mount --bind /var/lib/thpd /var/lib/thpd
 		mount -o remount,bind,ro /var/lib/thpd'
@@ -100,17 +100,21 @@ in_thpd_ns() {
 	[ "$(reply_field .ok)" = false ] || fail "the failed persist was not reported: $REPLY_JSON"
 	[ "$(reply_field .errno)" = 30 ] || fail "want errno 30 (EROFS): $REPLY_JSON"
 	reply_field .error | grep -q /var/lib/thpd || fail "the error does not name the state directory: $REPLY_JSON"
+	# saved first, applied after: disk, reply and sysfs agree
+	assert_equal "$(thp_get enabled)" madvise
 	assert_journal 'persist|/var/lib/thpd'
 	assert_still_serving
 }
 
-@test "state directory full: the failure is reported, thpd keeps running" {
+@test "state directory full: the change is refused, sysfs unchanged, thpd keeps running" {
+	thp_set enabled madvise
 	in_thpd_ns 'mount -t tmpfs -o size=64k,mode=0755 thp-full /var/lib/thpd &&
 		{ dd if=/dev/zero of=/var/lib/thpd/filler bs=4k status=none 2>/dev/null; true; }'
 	request '{"cmd":"enable","value":"never"}'
 	echo "# reply: $REPLY_JSON" >&3
 	[ "$(reply_field .ok)" = false ] || fail "the failed persist was not reported: $REPLY_JSON"
 	[ "$(reply_field .errno)" = 28 ] || fail "want errno 28 (ENOSPC): $REPLY_JSON"
+	assert_equal "$(thp_get enabled)" madvise
 	assert_journal 'persist|/var/lib/thpd'
 	assert_still_serving
 }
