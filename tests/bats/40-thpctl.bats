@@ -109,7 +109,7 @@ features_json() {
 	need_mode
 	local v want
 	for v in 0:madvise/madvise/0 1:always/madvise/1 2:always/always/2 never:never/always/never \
-		madvise:madvise/always/0 always:always/always/2; do
+		madvise:madvise/always/custom always:always/always/2; do
 		run -0 --separate-stderr "$THPCTL" enable "${v%%:*}"
 		want=${v#*:}
 		[ "$(thp_get enabled)/$(thp_get defrag)/$(cat "$THP/mode")" = "$want" ] ||

@@ -47,7 +47,7 @@ thpctl_or_skip() {
 	run -0 thpd_call '{"cmd":"enable","value":"2"}'
 	assert_output --partial '"enabled":"always","defrag":"always","mode":"2"'
 	run -0 thpd_call '{"cmd":"defrag","value":"defer"}'
-	assert_output --partial '"defrag":"defer","mode":"1"'
+	assert_output --partial '"defrag":"defer","mode":"custom"'
 	run -0 cat "$THPD_STATE"
 	assert_output '{"version":1,"enabled":"always","defrag":"defer"}'
 	thp_set defrag never
