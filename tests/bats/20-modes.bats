@@ -59,7 +59,7 @@ expect_state() {
 @test "after 2, a word changes enabled only; defrag stays always" {
 	thp_set enabled 2
 	thp_set enabled madvise
-	expect_state madvise always 0
+	expect_state madvise always custom
 	thp_set enabled always
 	expect_state always always 2
 	thp_set enabled never
