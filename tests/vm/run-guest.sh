@@ -131,7 +131,12 @@ qemu-img create -q -f qcow2 -F raw -b "$image" "$run/disk.qcow2"
 : >"$results/stream"
 chmod 0777 "$results"
 
-cmdline="console=ttyS0 root=/dev/vda rw panic=-1 no_timer_check watchdog_thresh=60 thp.harness=1 ${icount:+thp.icount=1 }$cmdline_extra"
+# A task blocked 10 minutes panics the guest (panic=-1 and -no-reboot end
+# QEMU): a hang then costs that, not the whole boot timeout, and the boot
+# fails with the blocked task's stack on the console.
+cmdline="console=ttyS0 root=/dev/vda rw panic=-1 no_timer_check watchdog_thresh=60"
+cmdline+=" sysctl.kernel.hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=600"
+cmdline+=" thp.harness=1 ${icount:+thp.icount=1 }$cmdline_extra"
 qemu=(qemu-system-x86_64 -accel "$accel" -cpu max -smp "$smp" -m "$memory"
 	${icount:+-icount "$icount"}
 	-no-reboot -nic none
