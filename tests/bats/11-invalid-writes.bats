@@ -14,14 +14,11 @@ load hold
 RANDOM_CASES=${THP_ADVERSARIAL_RANDOM:-300}
 
 setup_file() {
-	thp_save_knobs
-	thpd_units_stop "$BATS_FILE_TMPDIR/restart"
+	thp_take_knobs
 }
 
 teardown_file() {
-	thp_restore_knobs
-	thpd_units_restart "$BATS_FILE_TMPDIR/restart"
-	return 0
+	thp_give_back_knobs
 }
 
 # the selected enabled and defrag words and (with the series) mode, as one line

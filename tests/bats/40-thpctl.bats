@@ -9,17 +9,12 @@ load helpers
 load hold
 
 setup_file() {
-	thp_save_knobs
+	thp_take_knobs
 	echo 10000 >"$THP/khugepaged/scan_sleep_millisecs"
-	# stop thpd (socket too, or the next connect would start it again); the
-	# service first: stopping the socket stops the service with it, and a
-	# service found inactive after that would not be started again
-	thpd_units_stop "$BATS_FILE_TMPDIR/thpd-units"
 }
 
 teardown_file() {
-	thp_restore_knobs
-	thpd_units_restart "$BATS_FILE_TMPDIR/thpd-units"
+	thp_give_back_knobs
 }
 
 setup() {

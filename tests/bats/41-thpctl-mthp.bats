@@ -11,13 +11,11 @@ load helpers
 load hold
 
 setup_file() {
-	thp_save_knobs
-	thpd_units_stop "$BATS_FILE_TMPDIR/thpd-units"
+	thp_take_knobs
 }
 
 teardown_file() {
-	thp_restore_knobs
-	thpd_units_restart "$BATS_FILE_TMPDIR/thpd-units"
+	thp_give_back_knobs
 }
 
 setup() {

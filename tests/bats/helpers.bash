@@ -93,7 +93,10 @@ have_thp_stack_kernel() {
 
 # thpd_units_stop FILE: stop thpd and its socket, where installed and
 # active, so they cannot rewrite the mode under a suite; the units stopped
-# are listed in FILE for thpd_units_restart (teardown_file)
+# are listed in FILE for thpd_units_restart (teardown_file). The socket too,
+# or the next connect would start thpd again; the service first: stopping the
+# socket stops the service with it, and a service found inactive after that
+# would not be started again.
 thpd_units_stop() {
 	local u
 	: >"$1"
@@ -112,4 +115,19 @@ thpd_units_restart() {
 	while read -r u; do
 		systemctl start "$u"
 	done <"$1"
+}
+
+# The file-level setup of a suite that owns the THP knobs alone: save them
+# and stop thpd (thpd_units_stop), so nothing rewrites them under the suite.
+# setup_file() { thp_take_knobs; }  teardown_file() { thp_give_back_knobs; }
+thp_take_knobs() {
+	thp_save_knobs
+	thpd_units_stop "$BATS_FILE_TMPDIR/thpd-units"
+}
+
+# restore what thp_take_knobs saved, then start again the thpd units it stopped
+thp_give_back_knobs() {
+	thp_restore_knobs
+	thpd_units_restart "$BATS_FILE_TMPDIR/thpd-units"
+	return 0
 }
