@@ -131,3 +131,53 @@ TOP=$BATS_TEST_DIRNAME/../..
 	run -0 grep -cE '^\| [0-9]+ \| ' "$TOP/kernel/README.md"
 	assert_output "$n"
 }
+
+# make check-host runs every host test through tests/host/thp-readonly.sh
+THP_DIR=/sys/kernel/mm/transparent_hugepage
+
+@test "host tests see this machine's THP sysfs read-only: opening a knob for writing fails" {
+	local want f n=0
+	case ${THP_HOST_GUARD-} in
+	ro) want='Read-only file system' ;;
+	unprivileged) want='Permission denied' ;;
+	absent) skip "this machine has no $THP_DIR" ;;
+	*) skip "not run under make check-host's guard (tests/host/thp-readonly.sh)" ;;
+	esac
+	for f in "$THP_DIR"/enabled "$THP_DIR"/defrag "$THP_DIR"/khugepaged/pages_to_scan \
+		"$THP_DIR"/hugepages-*kB/enabled; do
+		[ -e "$f" ] || continue
+		# opened read-write, never written: if the guard failed, nothing changes
+		run ! sh -c 'exec 3<>"$1"' sh "$f"
+		assert_output --partial "$want"
+		n=$((n + 1))
+	done
+	[ "$n" -ge 3 ] || fail "only $n knobs tried under $THP_DIR"
+}
+
+@test "thp-readonly.sh: without a mount namespace it says so and runs the tests unguarded" {
+	[ "$(id -u)" = 0 ] || skip "as another user the guard is the kernel's permissions, no namespace"
+	[ -d "$THP_DIR" ] || skip "this machine has no $THP_DIR"
+	mkdir -p "$BATS_TEST_TMPDIR/bin"
+	printf '#!/bin/sh\necho "unshare: unshare failed: Operation not permitted" >&2\nexit 1\n' \
+		>"$BATS_TEST_TMPDIR/bin/unshare"
+	chmod +x "$BATS_TEST_TMPDIR/bin/unshare"
+	PATH=$BATS_TEST_TMPDIR/bin:$PATH THP_HOST_GUARD=ro run -0 --separate-stderr \
+		"$TOP/tests/host/thp-readonly.sh" sh -c 'echo "guard=${THP_HOST_GUARD-unset}"'
+	assert_output 'guard=unset'
+	[[ $stderr == *'cannot make a mount namespace here (unshare -m: unshare: unshare failed: Operation not permitted): the host tests run WITHOUT'* ]] ||
+		fail "stderr: $stderr"
+}
+
+@test "thp-readonly.sh: in its namespace the directory is a read-only bind, unseen outside" {
+	[ "$(id -u)" = 0 ] || skip "as another user the guard is the kernel's permissions, no namespace"
+	[ -d "$THP_DIR" ] || skip "this machine has no $THP_DIR"
+	unshare -m --propagation private true 2>/dev/null || skip "no mount namespace here (unshare -m not permitted)"
+	local outside
+	outside=$(findmnt -no OPTIONS -T "$THP_DIR")
+	run -0 "$TOP/tests/host/thp-readonly.sh" sh -c \
+		'echo "guard=$THP_HOST_GUARD"; findmnt -no TARGET,OPTIONS -T "$0"' "$THP_DIR"
+	assert_line 'guard=ro'
+	assert_line --regexp "^$THP_DIR +ro,"
+	# the bind lives in the namespace only
+	assert_equal "$(findmnt -no OPTIONS -T "$THP_DIR")" "$outside"
+}

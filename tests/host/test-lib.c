@@ -391,6 +391,40 @@ static void test_limits(void)
 	   "smaps: a long header line is not split into a forged field (got %ld)", kib);
 }
 
+/*
+ * make check-host runs this program with the machine's THP sysfs read-only
+ * (tests/host/thp-readonly.sh): opening a knob there for writing must fail,
+ * whatever the root. Only opened, never written: on failure of the guard
+ * nothing changes.
+ */
+static void test_host_guard(void)
+{
+	static const char *const files[] = { "/enabled", "/defrag", "/khugepaged/pages_to_scan" };
+	const char *guard = getenv("THP_HOST_GUARD");
+	int want;
+
+	if (!guard || strcmp(guard, "absent") == 0) {
+		ok(true, "# skip %s", guard ? "this machine has no " THP_SYSFS_DIR :
+		   "not run under make check-host's guard (tests/host/thp-readonly.sh)");
+		return;
+	}
+	want = strcmp(guard, "ro") == 0 ? EROFS : EACCES;
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char path[128];
+		int fd, err;
+
+		snprintf(path, sizeof(path), THP_SYSFS_DIR "%s", files[i]);
+		if (access(path, F_OK) != 0)
+			continue;
+		fd = open(path, O_WRONLY);
+		err = errno;
+		if (fd >= 0)
+			close(fd);
+		ok(fd < 0 && err == want, "host guard (%s): opening %s for writing fails with %s (got %s)",
+		   guard, path, strerror(want), fd < 0 ? strerror(err) : "success");
+	}
+}
+
 int main(void)
 {
 	char tmpl[] = "/tmp/thp-test-lib.XXXXXX";
@@ -412,6 +446,7 @@ int main(void)
 	test_smaps();
 	test_mmap_aligned();
 	test_limits();
+	test_host_guard();
 
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd) != 0)
