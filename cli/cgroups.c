@@ -50,10 +50,14 @@ static int parse_limit(const char *verb, const char *opt, const char *arg, int *
 	return 0;
 }
 
+static int list_sort_keys(void);
+
 int cgroups_option(struct verb_args *a, int opt, const char *arg)
 {
 	switch (opt) {
 	case 's':
+		if (is_help(arg))
+			return list_sort_keys();
 		a->sort = arg;
 		return 0;
 	case 'd':
@@ -265,6 +269,40 @@ int cgroups_collect(const struct verb_args *a, struct json_object **out, size_t 
 	*out = kept;
 	*seen = w.seen;
 	return 0;
+}
+
+/*
+ * --sort=help: thp and cgroup, then the figures of the first memory.stat
+ * below the root (the byte figures and the thp_* events this kernel counts),
+ * or the byte figures alone where there is none.
+ */
+static int list_sort_keys(void)
+{
+	struct verb_args one = { .cg_depth = 1, .cg_depth_set = true, .cg_top_set = true,
+				 .cg_all = true };
+	struct json_object *rows = NULL;
+	size_t seen;
+
+	puts("thp\ncgroup");
+	if (cgroups_collect(&one, &rows, &seen) == 0) {
+		for (size_t i = 0; i < json_object_array_length(rows); i++) {
+			struct json_object *row = json_object_array_get_idx(rows, i);
+
+			if (strcmp(json_object_get_string(json_object_object_get(row, "cgroup")), "/") == 0)
+				continue;
+			json_object_object_foreach(row, k, v) {
+				(void)v;
+				if (strcmp(k, "cgroup") && strcmp(k, "thp"))
+					puts(k);
+			}
+			json_object_put(rows);
+			return -1;
+		}
+		json_object_put(rows);
+	}
+	for (size_t i = 0; i < sizeof(thp_bytes) / sizeof(thp_bytes[0]); i++)
+		puts(thp_bytes[i]);
+	return -1;
 }
 
 int verb_cgroups(struct verb_args *a)

@@ -69,6 +69,13 @@ int verb_policy(struct verb_args *a)
 
 	if (!parse_pid(a->argv[1], &pid))
 		return usage_error("policy: invalid PID '%s'", a->argv[1]);
+	if (a->argc > 2 && is_help(a->argv[2])) {
+		/* settable only where the series' thp_policy file is */
+		for (int p = 0; thp_exists("/proc/self/thp_policy") &&
+				strcmp(thp_policy_name(p), "unknown") != 0; p++)
+			puts(thp_policy_name(p));
+		return EXIT_OK;
+	}
 	if (a->argc > 2 && thp_policy_from_name(a->argv[2]) < 0)
 		return usage_error("policy: invalid policy '%s' (expected default, advise or never)",
 				   a->argv[2]);

@@ -96,14 +96,14 @@ static int row_cmp(const void *pa, const void *pb)
 	return c;
 }
 
+static const char *const stat_fields[] = {
+	"thp_fault_alloc", "thp_fault_fallback", "thp_fault_fallback_charge",
+	"thp_collapse_alloc", "thp_collapse_alloc_failed", "thp_split_pmd",
+	"thp_zero_page_fault",
+};
+
 static const char *sort_field(const char *s, const struct thp_state *st)
 {
-	static const char *const stat_fields[] = {
-		"thp_fault_alloc", "thp_fault_fallback", "thp_fault_fallback_charge",
-		"thp_collapse_alloc", "thp_collapse_alloc_failed", "thp_split_pmd",
-		"thp_zero_page_fault",
-	};
-
 	if (strcmp(s, "pid") == 0 || strcmp(s, "comm") == 0 || strcmp(s, "anon_huge_kib") == 0)
 		return s;
 	if (strcmp(s, "policy") == 0)
@@ -146,8 +146,25 @@ const struct option ps_options[] = {
 	{}
 };
 
+/* --sort=help: the fields this kernel gives (policy, thp_stat: the series) */
+static int list_sort_fields(void)
+{
+	struct thp_state st;
+
+	if (thp_state_read(&st) < 0)
+		st.has_thp_policy = st.has_thp_stat = false;
+	puts("pid\ncomm\nanon_huge_kib");
+	if (st.has_thp_policy)
+		puts("policy");
+	for (size_t i = 0; st.has_thp_stat && i < sizeof(stat_fields) / sizeof(stat_fields[0]); i++)
+		puts(stat_fields[i]);
+	return -1;
+}
+
 int ps_option(struct verb_args *a, int opt, const char *arg)
 {
+	if (opt == 's' && is_help(arg))
+		return list_sort_fields();
 	if (opt == 's')
 		a->sort = arg;
 	return 0;

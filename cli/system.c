@@ -243,8 +243,40 @@ const struct option enable_options[] = {
 	{}
 };
 
+static int model_or_fail(struct thp_model *m)
+{
+	int r = thp_model_read(m);
+
+	if (r < 0)
+		log_error("cannot read the THP controls under %s: %s", full_path(THP_SYSFS_DIR),
+			  strerror(-r));
+	return r;
+}
+
+/* --size=help: all, then each size with the verb's control, ascending */
+static int list_sizes(bool shmem)
+{
+	struct thp_model m;
+	char name[16];
+
+	if (model_or_fail(&m) < 0)
+		return EXIT_FAIL;
+	if (!m.per_size)
+		return -1;
+	puts("all");
+	for (int i = 0; i < m.nsizes; i++) {
+		const struct thp_size *s = &m.size[i];
+
+		if (s->has_dir && (shmem ? s->shmem_enabled.n : s->enabled.n))
+			puts(thp_size_name(s->kib, name, sizeof(name)));
+	}
+	return -1;
+}
+
 int enable_option(struct verb_args *a, int opt, const char *arg)
 {
+	if (opt == 's' && is_help(arg))
+		return list_sizes(strcmp(a->argv[0], "shmem") == 0);
 	if (opt == 's')
 		a->sizes = arg;
 	return 0;
@@ -431,16 +463,6 @@ static void print_sizes(const struct thp_model *m, bool shmem, const unsigned lo
 
 #define NOT_KEPT "written to sysfs: thpd does not keep per-size or shmem values, so this lasts until reboot"
 
-static int model_or_fail(struct thp_model *m)
-{
-	int r = thp_model_read(m);
-
-	if (r < 0)
-		log_error("cannot read the THP controls under %s: %s", full_path(THP_SYSFS_DIR),
-			  strerror(-r));
-	return r;
-}
-
 /* enable/shmem WORD --size LIST (or inherit, every size) */
 static int set_sizes(struct verb_args *a, bool shmem)
 {
@@ -487,6 +509,61 @@ static int set_sizes(struct verb_args *a, bool shmem)
 	return check_sizes(&m, shmem, word, kibs, n);
 }
 
+/* does a size of m offer word for its enabled (or shmem_enabled)? */
+static bool some_size_offers(const struct thp_model *m, bool shmem, const char *word)
+{
+	for (int i = 0; i < m->nsizes; i++)
+		if (thp_choice_offers(shmem ? &m->size[i].shmem_enabled : &m->size[i].enabled, word))
+			return true;
+	return false;
+}
+
+/*
+ * enable help, shmem help (with --size LIST: the words every listed size
+ * offers): the words this kernel takes there. enable adds what thpctl takes
+ * beyond the kernel's list: the RFC's numbers (translated to words on a
+ * kernel without them) and inherit (every size, where sizes offer it).
+ */
+static int list_words(struct verb_args *a, bool shmem)
+{
+	enum thp_knob_id knob = shmem ? THP_KNOB_SIZE_SHMEM_ENABLED : THP_KNOB_SIZE_ENABLED;
+	unsigned long kibs[THP_SIZES_MAX];
+	struct thp_model m;
+	int n, r;
+
+	if (model_or_fail(&m) < 0)
+		return EXIT_FAIL;
+	if (!a->sizes) {
+		list_choice(shmem ? &m.shmem_enabled : &m.enabled);
+		if (some_size_offers(&m, shmem, "inherit"))
+			puts("inherit");
+		if (!shmem)
+			puts("0\n1\n2");
+		return EXIT_OK;
+	}
+	if (!m.per_size)
+		return EXIT_OK;
+	r = parse_sizes(a->argv[0], a->sizes, &m, knob, kibs, &n);
+	if (r != EXIT_OK)
+		return r;
+	for (int w = 0; n > 0; w++) {
+		const struct thp_size *first = thp_model_size(&m, kibs[0]);
+		const struct thp_choice *c = shmem ? &first->shmem_enabled : &first->enabled;
+		bool all = true;
+
+		if (w >= c->n)
+			break;
+		for (int i = 1; i < n && all; i++) {
+			const struct thp_size *s = thp_model_size(&m, kibs[i]);
+
+			all = thp_choice_offers(shmem ? &s->shmem_enabled : &s->enabled, c->word[w]);
+		}
+		if (all)
+			puts(c->word[w]);
+	}
+	return EXIT_OK;
+}
+
 int verb_enable(struct verb_args *a)
 {
 	const char *value = a->argv[1];
@@ -496,6 +573,8 @@ int verb_enable(struct verb_args *a)
 	char words[128];
 	int rc;
 
+	if (is_help(value))
+		return list_words(a, false);
 	if (a->sizes || strcmp(value, "inherit") == 0)
 		return set_sizes(a, false);
 	if (thp_mode_parse(value, &req) < 0)
@@ -526,6 +605,8 @@ int verb_shmem(struct verb_args *a)
 	char words[128];
 	int r;
 
+	if (is_help(word))
+		return list_words(a, true);
 	if (a->sizes || strcmp(word, "inherit") == 0)
 		return set_sizes(a, true);
 	if (!thp_knob_word_known(THP_KNOB_SHMEM_ENABLED, word))
@@ -560,8 +641,15 @@ int verb_shmem(struct verb_args *a)
 int verb_defrag(struct verb_args *a)
 {
 	const char *value = a->argv[1];
+	struct thp_model m;
 	char words[128];
 
+	if (is_help(value)) {
+		if (model_or_fail(&m) < 0)
+			return EXIT_FAIL;
+		list_choice(&m.defrag);
+		return EXIT_OK;
+	}
 	if (thp_defrag_valid(value) < 0)
 		return usage_error("defrag: invalid value '%s' (expected %s)", value,
 				   thp_knob_words_text(THP_KNOB_DEFRAG, words, sizeof(words)));

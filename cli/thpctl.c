@@ -143,6 +143,17 @@ const char *full_path(const char *path)
 	return *b;
 }
 
+bool is_help(const char *value)
+{
+	return strcmp(value, "help") == 0;
+}
+
+void list_choice(const struct thp_choice *c)
+{
+	for (int i = 0; i < c->n; i++)
+		puts(c->word[i]);
+}
+
 static void help(void)
 {
 	printf("Usage:\n");

@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+struct thp_choice;
+
 /* exit codes (documented in thpctl(1)) */
 #define EXIT_OK 0
 #define EXIT_FAIL 1
@@ -101,8 +103,20 @@ int read_comm(pid_t pid, char *comm, size_t size);
 int thp_collapse(pid_t pid, struct json_object *out);
 
 /*
+ * A value given as "help" lists, one a line, the values the running kernel
+ * offers there, and exits 0 (as systemctl --type=help): enable help, shmem
+ * help, defrag help, --size=help, ps --sort=help, cgroups --sort=help,
+ * policy PID help. The bash completion asks these rather than keep lists.
+ */
+bool is_help(const char *value);
+/* each word of c, one a line (the bracket of the current one left off) */
+void list_choice(const struct thp_choice *c);
+
+/*
  * A verb's own options (in its file): the getopt_long table, and the
- * handler called for each one found (returns 0, or usage_error()'s code).
+ * handler called for each one found (returns 0, -1 when it has listed the
+ * values of a "help" argument and thpctl should exit 0, or usage_error()'s
+ * code).
  */
 extern const struct option run_options[], ps_options[], policy_options[];
 extern const struct option cgroups_options[], metrics_options[];

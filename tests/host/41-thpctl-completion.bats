@@ -5,6 +5,25 @@ bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
 
+FIX=$BATS_TEST_DIRNAME/fixtures
+
+setup() {
+	[ -x "${BUILD_DIR:?BUILD_DIR must point at the build directory}/thpctl" ] ||
+		fail "no $BUILD_DIR/thpctl"
+	# the completion asks thpctl, as it finds it on PATH: the one under test
+	PATH=$BUILD_DIR:$PATH
+	export THPD_SOCKET=$BATS_TEST_TMPDIR/no-thpd.sock
+	use_gen 6.12
+}
+
+# use_gen GEN: THP_ROOT is a copy of that kernel generation's fixture
+use_gen() {
+	export THP_ROOT=$BATS_TEST_TMPDIR/root-$1
+	rm -rf "$THP_ROOT"
+	mkdir -p "$THP_ROOT"
+	cp -r "$FIX/$1/." "$THP_ROOT/"
+}
+
 # comp WORD...: the completions for the last word (may be '')
 comp() {
 	# shellcheck disable=SC1091
@@ -29,15 +48,60 @@ comp() {
 	assert_output 'status'
 }
 
-@test "values of enable, defrag, policy" {
+@test "values of enable, shmem, defrag: what this kernel lists, from thpctl" {
+	use_gen 6.1
 	run -0 comp thpctl enable ''
-	assert_output 'always madvise never inherit 0 1 2'
+	assert_output 'always madvise never 0 1 2'
+	run -0 comp thpctl shmem ''
+	assert_output 'always within_size advise never deny force'
 	run -0 comp thpctl defrag def
 	assert_output 'defer defer+madvise'
+	use_gen 6.12
+	run -0 comp thpctl enable ''
+	assert_output 'always madvise never inherit 0 1 2'
+	run -0 comp thpctl shmem i
+	assert_output 'inherit'
+	# a kernel that lists other words: those, and only those
+	local t=$THP_ROOT/sys/kernel/mm/transparent_hugepage
+	echo 'always [madvise] never sometimes' >"$t/enabled"
+	echo 'always defer [madvise] never' >"$t/defrag"
+	run -0 comp thpctl enable s
+	assert_output 'sometimes'
+	run -0 comp thpctl defrag def
+	assert_output 'defer'
+	# no THP directory at all: nothing, and no message on the terminal
+	rm -rf "$t"
+	run -0 --separate-stderr comp thpctl enable ''
+	assert_output ''
+	assert_equal "$stderr" ''
+}
+
+@test "enable and shmem WORD with --size: the words those sizes take" {
+	local t=$THP_ROOT/sys/kernel/mm/transparent_hugepage
+	run -0 comp thpctl enable --size 64K,2M ''
+	assert_output 'always inherit madvise never'
+	run -0 comp thpctl shmem --size=8K w
+	assert_output 'within_size'
+	# a word one of the sizes lacks is not offered for the pair
+	echo 'always [never]' >"$t/hugepages-64kB/enabled"
+	run -0 comp thpctl enable --size 64K,2M ''
+	assert_output 'always never'
+}
+
+@test "policy PID: the policies, where the kernel has them" {
+	use_gen 6.1-patched
+	mkdir -p "$THP_ROOT/proc/self"
+	echo default >"$THP_ROOT/proc/self/thp_policy"
 	run -0 comp thpctl policy $$ ''
 	assert_output 'default advise never'
+	run -0 comp thpctl policy --json $$ a
+	assert_output 'advise'
 	run -0 comp thpctl policy "$$"
 	assert_output --regexp "(^| )$$"'( |$)'
+	# stock: no thp_policy, nothing to set
+	rm "$THP_ROOT/proc/self/thp_policy"
+	run -0 comp thpctl policy $$ ''
+	assert_output ''
 }
 
 @test "run: its options, then the command" {
@@ -49,21 +113,42 @@ comp() {
 	assert_output --regexp '(^| )bash( |$)'
 }
 
-@test "ps --sort fields" {
+@test "ps --sort: the fields this kernel gives; cgroups --sort: memory.stat's" {
+	use_gen 6.1
+	run -0 comp thpctl ps --sort ''
+	assert_output 'pid comm anon_huge_kib'
+	use_gen 6.1-patched
+	mkdir -p "$THP_ROOT/proc/self"
+	echo default >"$THP_ROOT/proc/self/thp_policy"
+	echo 'thp_fault_alloc 0' >"$THP_ROOT/proc/self/thp_stat"
 	run -0 comp thpctl ps --sort anon
 	assert_output 'anon_huge_kib'
 	run -0 comp thpctl ps --sort thp_zero
 	assert_output 'thp_zero_page_fault'
+	run -0 comp thpctl ps --sort po
+	assert_output 'policy'
+
+	local cg=$THP_ROOT/sys/fs/cgroup
+	mkdir -p "$cg/a.slice"
+	echo memory >"$cg/cgroup.controllers"
+	run -0 comp thpctl cgroups --sort ''
+	assert_output 'thp cgroup anon_thp file_thp shmem_thp'
+	printf 'anon 1\nanon_thp 0\nfile_thp 0\nshmem_thp 0\nthp_fault_alloc 1\nthp_swpout 0\n' \
+		>"$cg/a.slice/memory.stat"
+	run -0 comp thpctl cgroups --sort thp
+	assert_output 'thp thp_fault_alloc thp_swpout'
 }
 
-@test "enable and shmem --size: the sizes this kernel has, after a comma too" {
-	export THP_ROOT=$BATS_TEST_DIRNAME/fixtures/6.12
+@test "enable and shmem --size: the sizes with that control, after a comma too" {
 	run -0 comp thpctl enable always --size ''
+	assert_output 'all 16K 32K 64K 128K 256K 512K 1M 2M'
+	run -0 comp thpctl shmem always --size ''
 	assert_output 'all 8K 16K 32K 64K 128K 256K 512K 1M 2M'
 	run -0 comp thpctl shmem advise --size 64K,2
 	assert_output '64K,256K 64K,2M'
-	run -0 comp thpctl shmem w
-	assert_output 'within_size'
 	run -0 comp thpctl enable --s
 	assert_output '--size'
+	use_gen 6.1
+	run -0 comp thpctl enable always --size ''
+	assert_output ''
 }
