@@ -8,6 +8,7 @@
 
 load helpers
 load hold
+load size-metrics
 
 TEXTFILE=/var/lib/prometheus/node-exporter/thp.prom
 SCRAPE_URL=http://localhost:9100/metrics
@@ -119,6 +120,27 @@ value() {
 	run -0 timeout 15 thpctl --json status
 	assert_equal "$(value thpd_rules_applied_total "$s")" "$(jq .thpd.rules_applied <<<"$output")"
 	hold_finish
+}
+
+@test "per-size settings and stats/ counters are the values of each hugepages-<N>kB" {
+	compgen -G "$THP/hugepages-*kB" >/dev/null ||
+		skip "kernel without per-size THP controls (no $THP/hugepages-<N>kB: before 6.8)"
+	local d=$BATS_TEST_TMPDIR s
+	size_metrics_expected "$THP" >"$d/before"
+	run -0 timeout 60 thpctl metrics
+	printf '%s\n' "$output" >"$d/thp.prom"
+	size_metrics_expected "$THP" >"$d/after"
+	cp "$d/thp.prom" "$THP_RESULTS/metrics.per-size.prom"
+	run -0 size_metrics_check "$d/before" "$d/after" "$d/thp.prom"
+	echo "# $(grep -c . "$d/before") per-size samples checked against $THP" >&3
+	# node_exporter serves the same families from the textfile
+	run -0 timeout 60 systemctl start thpctl-metrics.service
+	s=$(scrape) || fail "no scrape from $SCRAPE_URL"
+	for f in thp_size_enabled thp_size_anon_effective thp_size_anon_fault_alloc_total thp_size_nr_anon; do
+		grep -q "^# TYPE $f " <<<"$s" || fail "the scrape has no $f family"
+	done
+	assert_equal "$(value 'thp_size_enabled{setting="inherit",size="2048kB"}' "$s")" \
+		"$(grep -q '\[inherit\]' "$THP/hugepages-2048kB/enabled" && echo 1 || echo 0)"
 }
 
 @test "promtool check metrics accepts thpctl metrics and the scraped THP families" {

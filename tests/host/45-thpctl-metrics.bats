@@ -8,6 +8,7 @@
 bats_require_minimum_version 1.5.0
 load '/usr/lib/bats/bats-support/load'
 load '/usr/lib/bats/bats-assert/load'
+load ../bats/size-metrics
 
 SYS=sys/kernel/mm/transparent_hugepage
 CG=sys/fs/cgroup
@@ -76,6 +77,48 @@ metric() {
 	assert_line 'thp_size_anon_effective{size="64kB",setting="madvise"} 1'
 	assert_line 'thp_size_anon_effective{size="32kB",setting="never"} 1'
 	assert_equal "$(metric thp_khugepaged_scan_sleep_seconds)" 10.000
+}
+
+@test "metrics: per-size families are the hugepages-<N>kB values of every generation" {
+	local g d f i=0 n
+	for g in 6.1 6.1-patched 6.12 6.18; do
+		rm -rf "$THP_ROOT/$SYS"
+		cp -r "$BATS_TEST_DIRNAME/fixtures/$g/." "$THP_ROOT/"
+		# a distinct value in every stats file: a sample under the wrong
+		# size or the wrong name cannot match by chance
+		for f in "$THP_ROOT/$SYS"/hugepages-*kB/stats/*; do
+			[ -e "$f" ] && echo $((i += 7)) >"$f"
+		done
+		run -0 "$THPCTL" metrics
+		printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/$g.prom"
+		if ! compgen -G "$THP_ROOT/$SYS/hugepages-*kB" >/dev/null; then
+			n=$(grep -c '^thp_size_' "$BATS_TEST_TMPDIR/$g.prom" || true)
+			assert_equal "$g: $n per-size samples" "$g: 0 per-size samples"
+			continue
+		fi
+		size_metrics_expected "$THP_ROOT/$SYS" >"$BATS_TEST_TMPDIR/$g.want"
+		run -0 size_metrics_check "$BATS_TEST_TMPDIR/$g.want" "$BATS_TEST_TMPDIR/$g.want" \
+			"$BATS_TEST_TMPDIR/$g.prom"
+		# the comparison saw every size's settings and stats
+		n=$(grep -c '^thp_size_.*_total{' "$BATS_TEST_TMPDIR/$g.want")
+		[ "$n" -ge 90 ] || fail "$g: only $n per-size counters in sysfs"
+		grep -q '^thp_size_shmem_enabled{size="8kB"' "$BATS_TEST_TMPDIR/$g.want" ||
+			fail "$g: no shmem-only 8kB size"
+	done
+}
+
+@test "metrics: size_metrics_check fails on a value, a label or a sample sysfs does not back" {
+	size_metrics_expected "$THP_ROOT/$SYS" >"$BATS_TEST_TMPDIR/want"
+	run -0 "$THPCTL" metrics
+	printf '%s\n' "$output" >"$BATS_TEST_TMPDIR/good.prom"
+	run -0 size_metrics_check "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/good.prom"
+	sed 's/^\(thp_size_anon_fault_alloc_total{size="64kB"}\) 7$/\1 8/' "$BATS_TEST_TMPDIR/good.prom" >"$BATS_TEST_TMPDIR/bad.prom"
+	run -1 size_metrics_check "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/bad.prom"
+	assert_output 'thp_size_anon_fault_alloc_total{size="64kB"} is 8, sysfs read 7 before and 7 after'
+	sed 's/^thp_size_nr_anon{size="2048kB"}/thp_size_nr_anon{size="2MB"}/' "$BATS_TEST_TMPDIR/good.prom" >"$BATS_TEST_TMPDIR/bad.prom"
+	run -1 size_metrics_check "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/want" "$BATS_TEST_TMPDIR/bad.prom"
+	assert_line 'missing: thp_size_nr_anon{size="2048kB"} (sysfs: 3)'
+	assert_line 'not in sysfs: thp_size_nr_anon{size="2MB"} 3'
 }
 
 @test "metrics: counters and figures carry the values the kernel files hold" {
