@@ -170,6 +170,8 @@ static void help(void)
 	       "  -V, --version   display version\n"
 	       "\nModes: 0 = madvise (defrag madvise), 1 = always (defrag madvise),\n"
 	       "       2 = always (defrag always), never.\n"
+	       "\n'help' as a value lists what this kernel takes there, e.g.\n"
+	       "'thpctl enable help', 'thpctl ps --sort=help'.\n"
 	       "\nFor more details see thpctl(1).\n");
 }
 

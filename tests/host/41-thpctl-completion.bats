@@ -152,3 +152,10 @@ comp() {
 	run -0 comp thpctl enable always --size ''
 	assert_output ''
 }
+
+@test "thpctl --help and thpctl(1) say how to list values" {
+	run -0 thpctl --help
+	assert_line "'help' as a value lists what this kernel takes there, e.g."
+	grep -q '^# LISTING VALUES$' "$BATS_TEST_DIRNAME/../../man/thpctl.1.scd" ||
+		fail "thpctl(1) has no LISTING VALUES section"
+}
