@@ -40,23 +40,56 @@ struct verb {
 	int (*option)(struct verb_args *a, int opt, const char *arg);
 	const char *help;	/* the verb's own options, for --help */
 	int (*run)(struct verb_args *a);
+	/* prints the values the operands take (into two scratch buffers), or NULL */
+	void (*values)(char *a, char *b, size_t size);
 };
+
+/*
+ * The values a verb takes (its --help), from libthp's table of every
+ * kernel's words, the one list; 'help' in their place lists the running
+ * kernel's.
+ */
+static void values_enable(char *a, char *b, size_t size)
+{
+	printf("MODE: %s.\nVALUE with --size: %s.\n", thp_mode_words_text(a, size),
+	       thp_knob_words_text(THP_KNOB_SIZE_ENABLED, b, size));
+}
+
+static void values_shmem(char *a, char *b, size_t size)
+{
+	printf("VALUE: %s.\nVALUE with --size: %s.\n",
+	       thp_knob_words_text(THP_KNOB_SHMEM_ENABLED, a, size),
+	       thp_knob_words_text(THP_KNOB_SIZE_SHMEM_ENABLED, b, size));
+}
+
+static void values_defrag(char *a, char *b, size_t size)
+{
+	(void)b;
+	printf("VALUE: %s.\n", thp_knob_words_text(THP_KNOB_DEFRAG, a, size));
+}
+
+static void values_policy(char *a, char *b, size_t size)
+{
+	(void)a, (void)b, (void)size;
+	printf("POLICY: %s, %s or %s.\n", thp_policy_name(0), thp_policy_name(1),
+	       thp_policy_name(2));
+}
 
 static const struct verb verbs[] = {
 	{ "status", "[status]", "show the THP mode, khugepaged, counters and thpd",
-	  0, 0, VERB_JSON, NULL, NULL, NULL, NULL, verb_status },
-	{ "enable", "enable always|madvise|never|0|1|2 | enable always|inherit|madvise|never --size LIST",
+	  0, 0, VERB_JSON, NULL, NULL, NULL, NULL, verb_status, NULL },
+	{ "enable", "enable MODE | enable VALUE --size LIST",
 	  "set the mode, or the mode of some hugepage sizes",
 	  1, 1, 0, "missing argument", enable_options, enable_option,
 	  "  --size LIST  the sizes to set, e.g. 64K,2M, or all (kernels with per-size\n"
-	  "               controls); without it, inherit means every size\n", verb_enable },
-	{ "shmem", "shmem always|within_size|advise|never|deny|force | shmem always|inherit|within_size|advise|never --size LIST",
+	  "               controls); without it, inherit means every size\n", verb_enable, values_enable },
+	{ "shmem", "shmem VALUE [--size LIST]",
 	  "set shmem_enabled, or that of some hugepage sizes",
 	  1, 1, 0, "missing argument", shmem_options, enable_option,
 	  "  --size LIST  the sizes to set, e.g. 64K,2M, or all; without it, inherit\n"
-	  "               means every size\n", verb_shmem },
-	{ "defrag", "defrag always|defer|defer+madvise|madvise|never", "set defrag",
-	  1, 1, 0, "missing argument", NULL, NULL, NULL, verb_defrag },
+	  "               means every size\n", verb_shmem, values_shmem },
+	{ "defrag", "defrag VALUE", "set defrag",
+	  1, 1, 0, "missing argument", NULL, NULL, NULL, verb_defrag, values_defrag },
 	{ "run", "run [--advise|--advised-only|--never|--default] [--] COMMAND [ARG...]",
 	  "run a command with a THP policy",
 	  1, -1, VERB_COMMAND, "no command given", run_options, run_option,
@@ -64,16 +97,16 @@ static const struct verb verbs[] = {
 	  "                  (the default)\n"
 	  "  --advised-only  hugepages only where the program advises them (Linux 6.18+)\n"
 	  "  --never         no hugepages\n"
-	  "  --default       the system mode decides\n", verb_run },
+	  "  --default       the system mode decides\n", verb_run, NULL },
 	{ "ps", "ps [--sort=FIELD] [PID...]", "hugepage use per process",
 	  0, -1, VERB_JSON, NULL, ps_options, ps_option,
 	  "  --sort=FIELD  pid (default), comm, anon_huge_kib, policy or a thp_stat counter\n",
-	  verb_ps },
-	{ "policy", "policy [--collapse] PID [default|advise|never]",
+	  verb_ps, NULL },
+	{ "policy", "policy [--collapse] PID [POLICY]",
 	  "show or set a process's THP policy",
 	  1, 2, VERB_JSON, "missing argument", policy_options, policy_option,
 	  "  --collapse  collapse the process's anonymous memory into hugepages now\n",
-	  verb_policy },
+	  verb_policy, values_policy },
 	{ "cgroups", "cgroups [--sort=FIELD] [--depth=N] [--top=N] [--all]",
 	  "THP memory and events per cgroup",
 	  0, 0, VERB_JSON, NULL, cgroups_options, cgroups_option,
@@ -81,14 +114,14 @@ static const struct verb verbs[] = {
 	  "                a thp_* event of memory.stat, or cgroup\n"
 	  "  --depth=N     levels below the root cgroup (default 3)\n"
 	  "  --top=N       at most N cgroups, 0 for all (default 20)\n"
-	  "  --all         cgroups without THP memory or events too\n", verb_cgroups },
+	  "  --all         cgroups without THP memory or events too\n", verb_cgroups, NULL },
 	{ "metrics", "metrics [--output=FILE] [--depth=N] [--top=N]",
 	  "THP metrics in the Prometheus text format",
 	  0, 0, 0, NULL, metrics_options, metrics_option,
 	  "  --output=FILE  write FILE atomically (node_exporter's textfile collector)\n"
 	  "  --depth=N      cgroup levels below the root (default 3)\n"
 	  "  --top=N        at most N cgroups, largest THP memory first (default 20)\n",
-	  verb_metrics },
+	  verb_metrics, NULL },
 };
 
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
@@ -175,11 +208,20 @@ static void help(void)
 	       "\nFor more details see thpctl(1).\n");
 }
 
+
 static void verb_help(const struct verb *v)
 {
-	printf("Usage: thpctl %s\n\n%c%s.\n\nOptions:\n%s%s"
+	printf("Usage: thpctl %s\n\n%c%s.\n", v->usage, toupper((unsigned char)v->summary[0]),
+	       v->summary + 1);
+	if (v->values) {
+		char a[160], b[160];
+
+		putchar('\n');
+		v->values(a, b, sizeof(a));
+		printf("'help' in its place lists what this kernel takes.\n");
+	}
+	printf("\nOptions:\n%s%s"
 	       "  -h, --help  display this help\n\nFor more details see thpctl(1).\n",
-	       v->usage, toupper((unsigned char)v->summary[0]), v->summary + 1,
 	       v->help ? v->help : "",
 	       v->flags & VERB_JSON ? "  -j, --json[=pretty|short]  print as JSON\n" : "");
 }

@@ -156,6 +156,26 @@ comp() {
 @test "thpctl --help and thpctl(1) say how to list values" {
 	run -0 thpctl --help
 	assert_line "'help' as a value lists what this kernel takes there, e.g."
+	# a verb's values, from libthp's table, and the pointer to 'help'
+	run -0 thpctl enable --help
+	assert_line 'MODE: always, madvise, never, 0, 1 or 2.'
+	assert_line 'VALUE with --size: always, inherit, madvise or never.'
+	assert_line "'help' in its place lists what this kernel takes."
+	run -0 thpctl defrag --help
+	assert_line 'VALUE: always, defer, defer+madvise, madvise or never.'
+	# thpctl(1)'s SYNOPSIS names the same words for each verb
+	local v line w man=$BATS_TEST_DIRNAME/../../man/thpctl.1.scd
+	for v in enable shmem defrag policy; do
+		run -0 thpctl "$v" --help
+		while IFS= read -r line; do
+			[[ $line =~ ^(MODE|VALUE|POLICY)( with --size)?:\ (.*)\.$ ]] || continue
+			for w in ${BASH_REMATCH[3]//,/ }; do
+				[ "$w" = or ] && continue
+				grep -qF "*$v* " "$man" && grep -F "*$v* " "$man" | grep -qF "*$w*" ||
+					fail "thpctl(1) SYNOPSIS: no *$w* for $v"
+			done
+		done <<<"$output"
+	done
 	grep -q '^# LISTING VALUES$' "$BATS_TEST_DIRNAME/../../man/thpctl.1.scd" ||
 		fail "thpctl(1) has no LISTING VALUES section"
 }
