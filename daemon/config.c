@@ -10,7 +10,11 @@
  * good config): an existing file that cannot be read or is not a regular
  * file, a line that is not INI syntax, a line, section name or value longer
  * than what is stored, a NUL byte, and a bad [Global] Mode= or Defrag= —
- * thpd cannot know what to apply to the host. Everything else that is wrong
+ * thpd cannot know what to apply to the host; the same for Shmem= and a
+ * [Size N] section: a name that is not a hugepage size, a bad Enabled= or
+ * Shmem=. A size the running kernel does not have is not a configuration
+ * error (one file serves hosts with different kernels): it is a warning
+ * when applied, and skipped. Everything else that is wrong
  * (unknown section or key, bad value of any other key, incomplete rule) is
  * a warning with file:line and is ignored.
  */
@@ -68,6 +72,14 @@ void thpd_config_defaults(struct thpd_config *cfg)
 const char *thpd_config_file(const struct thpd_config *cfg, unsigned int index)
 {
 	return index < cfg->files_used ? cfg->files + index : "";
+}
+
+const struct thpd_size_config *thpd_config_size(const struct thpd_config *cfg, unsigned long kib)
+{
+	for (unsigned int i = 0; i < cfg->n_sizes; i++)
+		if (cfg->sizes[i].kib == kib)
+			return &cfg->sizes[i];
+	return NULL;
 }
 
 /* ---- typed value parsers, pure ---- */
@@ -203,7 +215,7 @@ struct item;
 typedef int (*item_parser)(struct parse_ctx *c, const struct item *it, const char *v, char *base);
 
 struct item {
-	const char *section;		/* "Global", "Adaptive" or "Rule" (any [Rule NAME]) */
+	const char *section;		/* "Global", "Adaptive", "Rule" (any [Rule NAME]), "Size" */
 	const char *key;
 	item_parser parse;
 	size_t offset, size;		/* the field, in thpd_config or thpd_rule */
@@ -230,6 +242,8 @@ struct parse_ctx {
 	const char *p, *end;		/* the text still to read */
 	unsigned int line;		/* line of the text the parser is looking at */
 	bool skip_section;		/* under a section header that was refused */
+	bool have_bad_size;
+	char bad_size[THPD_CONFIG_SECTION_MAX + 1];	/* the [Size N] last refused, said once */
 	bool fatal;
 };
 
@@ -352,6 +366,26 @@ static int mode_valid(const char *v)
 	return thp_mode_parse(v, &req);
 }
 
+static int knob_valid(enum thp_knob_id knob, const char *v)
+{
+	return thp_knob_word_known(knob, v) ? 0 : -EINVAL;
+}
+
+static int shmem_valid(const char *v)
+{
+	return knob_valid(THP_KNOB_SHMEM_ENABLED, v);
+}
+
+static int size_enabled_valid(const char *v)
+{
+	return knob_valid(THP_KNOB_SIZE_ENABLED, v);
+}
+
+static int size_shmem_valid(const char *v)
+{
+	return knob_valid(THP_KNOB_SIZE_SHMEM_ENABLED, v);
+}
+
 static int cgroup_valid(const char *v)
 {
 	return *v == '/' ? 0 : -EINVAL;
@@ -362,6 +396,8 @@ static const char *const pressure_types[] = { "some", "full", NULL };
 #define G(field) offsetof(struct thpd_config, field), sizeof(((struct thpd_config *)0)->field)
 #define A(field) G(adaptive.field)
 #define R(field) offsetof(struct thpd_rule, field), sizeof(((struct thpd_rule *)0)->field)
+#define Z(field) offsetof(struct thpd_size_config, field), \
+	sizeof(((struct thpd_size_config *)0)->field)
 #define KH(k, name)                                                                         \
 	{ "Global", name, p_uint, G(kh_val[k]), .max = (k) == THPD_KH_DEFRAG ? 1 : UINT32_MAX, \
 	  .has_set = true, .set_offset = offsetof(struct thpd_config, kh_set[k]) }
@@ -373,6 +409,8 @@ static const struct item items[] = {
 	  .allow_empty = true, .mode_words = true },
 	{ "Global", "Defrag", p_string, G(defrag), .valid = thp_defrag_valid, .fatal = true,
 	  .allow_empty = true, .has_knob = true, .knob = THP_KNOB_DEFRAG },
+	{ "Global", "Shmem", p_string, G(shmem), .valid = shmem_valid, .fatal = true,
+	  .allow_empty = true, .has_knob = true, .knob = THP_KNOB_SHMEM_ENABLED },
 	KH(THPD_KH_DEFRAG, "KhugepagedDefrag"),
 	KH(THPD_KH_PAGES_TO_SCAN, "KhugepagedPagesToScan"),
 	KH(THPD_KH_SCAN_SLEEP, "KhugepagedScanSleepMSec"),
@@ -400,6 +438,11 @@ static const struct item items[] = {
 	{ "Adaptive", "CalmSec", p_span, A(calm_usec), .min = SEC, .max = 86400 * SEC, .unit = SEC },
 	{ "Adaptive", "CheckIntervalSec", p_span, A(check_interval_usec), .min = SEC / 10,
 	  .max = 3600 * SEC, .unit = SEC },
+
+	{ "Size", "Enabled", p_string, Z(enabled), .valid = size_enabled_valid, .fatal = true,
+	  .allow_empty = true, .has_knob = true, .knob = THP_KNOB_SIZE_ENABLED },
+	{ "Size", "Shmem", p_string, Z(shmem), .valid = size_shmem_valid, .fatal = true,
+	  .allow_empty = true, .has_knob = true, .knob = THP_KNOB_SIZE_SHMEM_ENABLED },
 
 	{ "Rule", "Exe", p_string, R(exe), .allow_empty = true },
 	{ "Rule", "Comm", p_string, R(comm), .allow_empty = true },
@@ -497,10 +540,55 @@ static struct thpd_rule *rule_get(struct parse_ctx *c, const char *name)
 	return r;
 }
 
+/*
+ * [Size N]: N as thp_size_parse() takes it (64K, 2M, 64kB), a power of two
+ * from 8K (order 1, the smallest mTHP) to 1G; written back as
+ * thp_size_name() does, so [Size 2048K] and [Size 2M] are one section.
+ */
+static struct thpd_size_config *size_get(struct parse_ctx *c, const char *name)
+{
+	struct thpd_config *cfg = c->cfg;
+	struct thpd_size_config *z;
+	unsigned long kib;
+	unsigned int i;
+	int file;
+
+	if (thp_size_parse(name, &kib) < 0 || kib < 8 || kib > 1024UL * 1024 || (kib & (kib - 1))) {
+		if (c->have_bad_size && strcmp(c->bad_size, name) == 0)
+			return NULL;
+		c->have_bad_size = true;
+		snprintf(c->bad_size, sizeof(c->bad_size), "%s", name);
+		diag(c, THPD_DIAG_FATAL,
+		     "[Size %s]: not a hugepage size (expected a power of two from 8K to 1G, e.g. 64K or 2M)",
+		     name);
+		return NULL;
+	}
+	for (i = 0; i < cfg->n_sizes; i++)
+		if (cfg->sizes[i].kib == kib)
+			return &cfg->sizes[i];
+	if (cfg->n_sizes == THP_SIZES_MAX) {
+		diag(c, THPD_DIAG_FATAL, "more than %d [Size] sections", THP_SIZES_MAX);
+		return NULL;
+	}
+	file = file_index(c);
+	if (file < 0)
+		return NULL;
+	/* ascending, as the kernel's sizes are listed */
+	for (i = cfg->n_sizes; i > 0 && cfg->sizes[i - 1].kib > kib; i--)
+		cfg->sizes[i] = cfg->sizes[i - 1];
+	cfg->n_sizes++;
+	z = &cfg->sizes[i];
+	memset(z, 0, sizeof(*z));
+	z->kib = kib;
+	z->origin_file = (unsigned int)file;
+	z->origin_line = c->line;
+	return z;
+}
+
 static int handler(void *user, const char *section, const char *key, const char *value)
 {
 	struct parse_ctx *c = user;
-	const char *kind = section, *rule_name = NULL;
+	const char *kind = section, *rule_name = NULL, *size_name = NULL;
 	char sect[THPD_CONFIG_SECTION_MAX + 8], expected[160];
 	char *base = (char *)c->cfg;
 	const struct item *it = NULL;
@@ -513,6 +601,11 @@ static int handler(void *user, const char *section, const char *key, const char 
 		rule_name = section + 4;
 		while (*rule_name == ' ')
 			rule_name++;
+	} else if (strncmp(section, "Size", 4) == 0 && (section[4] == ' ' || section[4] == '\0')) {
+		kind = "Size";
+		size_name = section + 4;
+		while (*size_name == ' ')
+			size_name++;
 	}
 	for (size_t i = 0; i < sizeof(items) / sizeof(items[0]); i++)
 		if (strcmp(items[i].section, kind) == 0 && strcmp(items[i].key, key) == 0)
@@ -520,7 +613,8 @@ static int handler(void *user, const char *section, const char *key, const char 
 	if (!it) {
 		if (!*section)
 			diag(c, THPD_DIAG_WARNING, "%s= outside of any section, ignored", key);
-		else if (rule_name || strcmp(kind, "Global") == 0 || strcmp(kind, "Adaptive") == 0)
+		else if (rule_name || size_name || strcmp(kind, "Global") == 0 ||
+			 strcmp(kind, "Adaptive") == 0)
 			diag(c, THPD_DIAG_WARNING, "unknown key %s= in [%s], ignored", key, section);
 		else
 			diag(c, THPD_DIAG_WARNING, "unknown section [%s], %s= ignored", section, key);
@@ -532,6 +626,12 @@ static int handler(void *user, const char *section, const char *key, const char 
 		if (!rule)
 			return 1;
 		base = (char *)rule;
+	} else if (size_name) {
+		struct thpd_size_config *z = size_get(c, size_name);
+
+		if (!z)
+			return 1;
+		base = (char *)z;
 	}
 	snprintf(sect, sizeof(sect), "%s", section);
 	if (!*value && it->has_set) {

@@ -74,6 +74,20 @@ struct thpd_rule {
 	unsigned int origin_line;
 };
 
+/*
+ * [Size N] of thpd.conf: one hugepage size's own values (hugepages-<N>kB/),
+ * "" = leave alone. Checked against libthp's table of words when parsed;
+ * whether the running kernel has the size is found when it is applied.
+ */
+struct thpd_size_config {
+	unsigned long kib;
+	char enabled[16];	/* always, inherit, madvise, never */
+	char shmem[16];		/* always, inherit, within_size, advise, never */
+	/* where its first key was: thpd_config_file(cfg, origin_file), origin_line */
+	unsigned int origin_file;
+	unsigned int origin_line;
+};
+
 struct thpd_adaptive_config {
 	bool enabled;
 	bool pressure_full;		/* "full" rather than "some" stall */
@@ -91,6 +105,7 @@ struct thpd_config {
 	/* [Global] */
 	char mode[8];			/* "" = leave alone, else thp_mode_parse() input */
 	char defrag[16];		/* "" = leave alone */
+	char shmem[16];			/* Shmem=: shmem_enabled, "" = leave alone */
 	bool kh_set[THPD_KH_N];
 	uint64_t kh_val[THPD_KH_N];
 	bool restore_on_stop;
@@ -100,6 +115,9 @@ struct thpd_config {
 	gid_t admin_gid;
 	/* [Adaptive] */
 	struct thpd_adaptive_config adaptive;
+	/* [Size N], ascending by size */
+	unsigned int n_sizes;
+	struct thpd_size_config sizes[THP_SIZES_MAX];
 	/* [Rule NAME] in order of first appearance */
 	unsigned int n_rules;
 	struct thpd_rule rules[THPD_MAX_RULES];
@@ -108,7 +126,10 @@ struct thpd_config {
 	char files[THPD_CONFIG_FILES_SIZE];
 };
 
-/* the name of a file rules came from; "" for an index that names none */
+/* the [Size N] of kib, NULL when the configuration has none */
+const struct thpd_size_config *thpd_config_size(const struct thpd_config *cfg, unsigned long kib);
+
+/* the name of a file rules (and [Size N] sections) came from; "" for an index that names none */
 const char *thpd_config_file(const struct thpd_config *cfg, unsigned int index);
 
 void thpd_config_defaults(struct thpd_config *cfg);

@@ -18,16 +18,272 @@
 
 #include "log.h"
 
+/* ---- shmem_enabled and the sizes ---- */
+
+/* the model of the running kernel, malloc'ed (every size's stats make it large); NULL: logged */
+static struct thp_model *model_read(const char *what)
+{
+	struct thp_model *m = malloc(sizeof(*m));
+	int r = m ? thp_model_read(m) : -ENOMEM;
+
+	if (r < 0) {
+		log_err("Cannot read the THP controls under %s%s%s%s: %s", thp_root(), THP_SYSFS_DIR,
+			what ? " to " : "", what ? what : "", strerror(-r));
+		free(m);
+		return NULL;
+	}
+	return m;
+}
+
+/* " 16K 64K 2M": the sizes this kernel has directories for */
+static const char *sizes_text(const struct thp_model *m, char *buf, size_t size)
+{
+	size_t used = 0;
+	char name[16];
+
+	buf[0] = '\0';
+	for (int i = 0; i < m->nsizes; i++)
+		if (m->size[i].has_dir && used < size)
+			used += (size_t)snprintf(buf + used, size - used, " %s",
+						 thp_size_name(m->size[i].kib, name, sizeof(name)));
+	if (!used)
+		snprintf(buf, size, " none");
+	return buf;
+}
+
+/* the file of a knob, for messages: "shmem_enabled", "hugepages-64kB/enabled" */
+static const char *knob_file(enum thp_knob_id knob, unsigned long kib, char *buf, size_t size)
+{
+	if (kib)
+		snprintf(buf, size, "hugepages-%lukB/%s", kib, thp_knob(knob)->file);
+	else
+		snprintf(buf, size, "%s", thp_knob(knob)->file);
+	return buf;
+}
+
+static struct thp_choice *model_choice(struct thp_model *m, enum thp_knob_id knob,
+				       unsigned long kib)
+{
+	struct thp_size *s;
+
+	if (!kib)
+		return knob == THP_KNOB_ENABLED ? &m->enabled :
+		       knob == THP_KNOB_DEFRAG ? &m->defrag : &m->shmem_enabled;
+	s = (struct thp_size *)thp_model_size(m, kib);
+	if (!s || !s->has_dir)
+		return NULL;
+	return knob == THP_KNOB_SIZE_ENABLED ? &s->enabled : &s->shmem_enabled;
+}
+
+/*
+ * Can this kernel take word for the knob (at kib)? 0, or -ENOENT (no such
+ * size), -EOPNOTSUPP (no such knob there), -EINVAL (a word it does not
+ * list), with why saying which in words.
+ */
+static int knob_check(struct thp_model *m, enum thp_knob_id knob, unsigned long kib,
+		      const char *word, char *why, size_t size)
+{
+	struct thp_choice *c = model_choice(m, knob, kib);
+	char file[64], name[16], have[160];
+
+	knob_file(knob, kib, file, sizeof(file));
+	if (!c) {
+		snprintf(why, size, "this kernel has no %s hugepages (no %s%s/hugepages-%lukB; its sizes:%s)",
+			 thp_size_name(kib, name, sizeof(name)), thp_root(), THP_SYSFS_DIR, kib,
+			 m->per_size ? sizes_text(m, have, sizeof(have)) : " none, no per-size controls");
+		return -ENOENT;
+	}
+	if (!c->n) {
+		snprintf(why, size, "this kernel has no %s", file);
+		return -EOPNOTSUPP;
+	}
+	if (!thp_choice_offers(c, word)) {
+		size_t used = 0;
+
+		for (int i = 0; i < c->n && used < sizeof(have); i++)
+			used += (size_t)snprintf(have + used, sizeof(have) - used, "%s%s",
+						 i ? " " : "", c->word[i]);
+		snprintf(why, size, "%s does not offer '%s' on this kernel (it offers: %s)", file,
+			 word, have);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * Apply one value of the target: a size or knob the kernel does not have
+ * (or a word it does not offer) is a warning and skipped; a failed write is
+ * an error. 0 or the write's -errno.
+ */
+static int apply_word(struct thp_model *m, enum thp_knob_id knob, unsigned long kib,
+		      const char *word, const char *src, const struct thpd_config *cfg,
+		      const struct thpd_size_config *zc)
+{
+	struct thp_choice *c;
+	char file[64], why[512], where[PATH_MAX + 64] = "";
+	const char *cur;
+	int r;
+
+	knob_file(knob, kib, file, sizeof(file));
+	if (zc && src && strcmp(src, "configuration") == 0) {
+		char name[16];
+
+		snprintf(where, sizeof(where), ", [Size %s] at %s:%u",
+			 thp_size_name(kib, name, sizeof(name)),
+			 thpd_config_file(cfg, zc->origin_file), zc->origin_line);
+	}
+	r = knob_check(m, knob, kib, word, why, sizeof(why));
+	if (r < 0) {
+		log_warn("Not setting %s=%s (from the %s%s): %s; skipped", file, word, src, where, why);
+		return 0;
+	}
+	c = model_choice(m, knob, kib);
+	cur = thp_choice_value(c);
+	if (cur && strcmp(cur, word) == 0)
+		return 0;
+	r = thp_knob_set(m, knob, kib, word);
+	if (r < 0)
+		log_err("Failed to set %s=%s (from the %s%s): %s", file, word, src, where,
+			strerror(-r));
+	return r;
+}
+
+/* the target's shmem_enabled and sizes; 0 or the first failed write's -errno */
+static int apply_sizes(struct thpd *d)
+{
+	const struct thpd_target *t = &d->target;
+	bool force = strcmp(t->shmem, "force") == 0;
+	struct thp_model *m;
+	int r, ret = 0;
+
+	if (!t->shmem[0] && !t->n_sizes)
+		return 0;
+	m = model_read("apply shmem_enabled and the sizes");
+	if (!m)
+		return -EIO;
+	/* force is refused while a size but the PMD size inherits: sizes first then */
+	if (t->shmem[0] && !force)
+		ret = apply_word(m, THP_KNOB_SHMEM_ENABLED, 0, t->shmem, t->shmem_src, &d->cfg, NULL);
+	for (unsigned int i = 0; i < t->n_sizes; i++) {
+		const struct thpd_size_target *z = &t->sizes[i];
+
+		if (z->enabled[0]) {
+			r = apply_word(m, THP_KNOB_SIZE_ENABLED, z->kib, z->enabled, z->enabled_src,
+				       &d->cfg, z->cfg);
+			ret = ret ? ret : r;
+		}
+		if (z->shmem[0]) {
+			r = apply_word(m, THP_KNOB_SIZE_SHMEM_ENABLED, z->kib, z->shmem, z->shmem_src,
+				       &d->cfg, z->cfg);
+			ret = ret ? ret : r;
+		}
+	}
+	if (force) {
+		r = apply_word(m, THP_KNOB_SHMEM_ENABLED, 0, t->shmem, t->shmem_src, &d->cfg, NULL);
+		ret = ret ? ret : r;
+	}
+	free(m);
+	return ret;
+}
+
+/* write back one original value when the kernel holds another; " 64K=never" into out */
+static void restore_word(struct thp_model *m, enum thp_knob_id knob, unsigned long kib,
+			 const char *word, char *out, size_t size)
+{
+	struct thp_choice *c = model_choice(m, knob, kib);
+	const char *cur = c ? thp_choice_value(c) : NULL;
+	char file[64];
+	size_t used = strlen(out);
+	int r;
+
+	if (!cur || strcmp(cur, word) == 0)
+		return;
+	knob_file(knob, kib, file, sizeof(file));
+	r = thp_knob_set(m, knob, kib, word);
+	if (r < 0)
+		log_err("Failed to restore %s=%s: %s", file, word, strerror(-r));
+	else if (used < size)
+		snprintf(out + used, size - used, " %s=%s", file, word);
+}
+
+/*
+ * shmem_enabled and every size's values as they were before thpd, where
+ * the kernel holds another value now (thpd's, an administrator's through
+ * the socket, a step-down's); what was written into out for the log
+ */
+static void restore_shmem_sizes(const struct thpd_originals *o, char *out, size_t size)
+{
+	bool force = o->have_shmem && strcmp(o->shmem, "force") == 0;
+	struct thp_model *m;
+
+	out[0] = '\0';
+	if (!o->have_shmem && !o->n_sizes)
+		return;
+	m = model_read("restore shmem_enabled and the sizes");
+	if (!m)
+		return;
+	if (o->have_shmem && !force)
+		restore_word(m, THP_KNOB_SHMEM_ENABLED, 0, o->shmem, out, size);
+	for (unsigned int i = 0; i < o->n_sizes; i++) {
+		const struct thpd_original_size *z = &o->sizes[i];
+
+		if (z->have_enabled)
+			restore_word(m, THP_KNOB_SIZE_ENABLED, z->kib, z->enabled, out, size);
+		if (z->have_shmem)
+			restore_word(m, THP_KNOB_SIZE_SHMEM_ENABLED, z->kib, z->shmem, out, size);
+	}
+	if (force)
+		restore_word(m, THP_KNOB_SHMEM_ENABLED, 0, o->shmem, out, size);
+	free(m);
+}
+
+int thpd_sizes_step_up(struct thpd *d, char *from, size_t fsize, char *to, size_t tsize)
+{
+	struct thp_model *m;
+	int r, ret = 0;
+
+	if (!d->n_stepped)
+		return 0;
+	m = model_read("step the sizes up");
+	if (!m)
+		return -EIO;
+	for (unsigned int i = 0; i < d->n_stepped; i++) {
+		struct thp_choice *c = model_choice(m, THP_KNOB_SIZE_ENABLED, d->stepped[i].kib);
+		const char *cur = c ? thp_choice_value(c) : NULL;
+		char name[16], file[64];
+
+		thp_size_name(d->stepped[i].kib, name, sizeof(name));
+		r = cur ? thp_knob_set(m, THP_KNOB_SIZE_ENABLED, d->stepped[i].kib,
+				       d->stepped[i].enabled) : -ENOENT;
+		if (r < 0) {
+			log_err("Failed to set %s=%s back: %s",
+				knob_file(THP_KNOB_SIZE_ENABLED, d->stepped[i].kib, file, sizeof(file)),
+				d->stepped[i].enabled, strerror(-r));
+			ret = ret ? ret : r;
+			continue;
+		}
+		if (from && strlen(from) < fsize)
+			snprintf(from + strlen(from), fsize - strlen(from), " %s=%s", name, cur);
+		if (to && strlen(to) < tsize)
+			snprintf(to + strlen(to), tsize - strlen(to), " %s=%s", name,
+				 d->stepped[i].enabled);
+	}
+	d->n_stepped = 0;
+	free(m);
+	return ret;
+}
+
 void thpd_restore(struct thpd *d)
 {
 	const struct thpd_originals *o = &d->originals;
-	char why[512];
+	char why[512], sizes[512];
 	int r;
 
-	if (!o->have_enabled && !o->have_defrag)
+	if (!o->have_enabled && !o->have_defrag && !o->have_shmem && !o->n_sizes)
 		return;	/* never got as far as saving anything */
 	if (!d->cfg.restore_on_stop)
 		goto out;
+	restore_shmem_sizes(o, sizes, sizeof(sizes));
 	r = thpd_apply_settings(o->have_enabled ? o->enabled : NULL,
 				o->have_defrag ? o->defrag : NULL, why, sizeof(why));
 	if (r < 0)
@@ -40,8 +296,8 @@ void thpd_restore(struct thpd *d)
 			log_err("Failed to restore khugepaged/%s=%" PRIu64 ": %s", thpd_kh_file(k),
 				o->kh[k], strerror(-r));
 	}
-	log_event(LOG_INFO, "restored", "Restored THP settings to enabled=%s defrag=%s",
-		  o->enabled, o->defrag);
+	log_event(LOG_INFO, "restored", "Restored THP settings to enabled=%s defrag=%s%s",
+		  o->enabled, o->defrag, sizes);
 out:
 	thpd_originals_forget(d->runtime_dir);
 }
@@ -138,12 +394,17 @@ static int apply_target(struct thpd *d)
 	char why[512];
 	int r, ret = 0;
 
+	/*
+	 * shmem_enabled and the sizes first: their own values do not depend on
+	 * the top level, and every read of this change comes before its writes
+	 */
+	ret = apply_sizes(d);
 	r = thpd_apply_settings(t->mode, t->defrag, why, sizeof(why));
 	if (r < 0) {
 		log_err("Failed to apply Mode=%s (from the %s), Defrag=%s (from the %s): %s",
 			t->mode[0] ? t->mode : "-", t->mode_src ? t->mode_src : "-",
 			t->defrag[0] ? t->defrag : "-", t->defrag_src ? t->defrag_src : "-", why);
-		ret = r;
+		ret = ret ? ret : r;
 	}
 	for (int k = 0; k < THPD_KH_N; k++) {
 		if (!d->cfg.kh_set[k])
@@ -232,9 +493,42 @@ static void boot_inputs_init(struct thpd *d)
 		log_warn("Ignoring %s/" THPD_STATE_FILE ": not a valid thpd state file", d->state_dir);
 	else if (r < 0 && r != -ENOENT)
 		log_warn("Cannot read %s/" THPD_STATE_FILE ": %s", d->state_dir, strerror(-r));
-	if (thp_read_file("/proc/cmdline", cmdline, sizeof(cmdline)) < 0 ||
-	    thpd_cmdline_thp(cmdline, d->cmdline_thp, sizeof(d->cmdline_thp)) < 0)
-		d->cmdline_thp[0] = '\0';
+	if (thp_read_file("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
+		cmdline[0] = '\0';
+	thpd_cmdline_parse(cmdline, &d->cmdline);
+	/* the kernel ignores a malformed one whole: so does thpd (a size it lacks included) */
+	if (d->cmdline.anon_bad)
+		log_warn("Ignoring a thp_anon= on the kernel command line that does not parse");
+	if (d->cmdline.shmem_sizes_bad)
+		log_warn("Ignoring a thp_shmem= on the kernel command line that does not parse");
+}
+
+/* where the command line wins over the persisted state or the configuration, say so */
+static void log_cmdline_precedence(const struct thpd *d)
+{
+	const struct thpd_target *t = &d->target;
+	char name[16];
+
+	if (t->shmem_src && strcmp(t->shmem_src, "kernel command line") == 0 &&
+	    (d->persist.shmem[0] || d->cfg.shmem[0]))
+		log_info("transparent_hugepage_shmem=%s on the kernel command line takes precedence over Shmem=%s",
+			 t->shmem, d->persist.shmem[0] ? d->persist.shmem : d->cfg.shmem);
+	for (unsigned int i = 0; i < t->n_sizes; i++) {
+		const struct thpd_size_target *z = &t->sizes[i];
+		const struct thpd_size_config *c = z->cfg;
+		struct thpd_persist_size *p =
+			thpd_persist_size((struct thpd_persist *)&d->persist, z->kib, false);
+
+		thp_size_name(z->kib, name, sizeof(name));
+		if (z->enabled_src && strcmp(z->enabled_src, "kernel command line") == 0 &&
+		    ((p && p->enabled[0]) || (c && c->enabled[0])))
+			log_info("thp_anon= on the kernel command line sets %s to %s, over Enabled=%s of [Size %s]",
+				 name, z->enabled, p && p->enabled[0] ? p->enabled : c->enabled, name);
+		if (z->shmem_src && strcmp(z->shmem_src, "kernel command line") == 0 &&
+		    ((p && p->shmem[0]) || (c && c->shmem[0])))
+			log_info("thp_shmem= on the kernel command line sets %s to %s, over Shmem=%s of [Size %s]",
+				 name, z->shmem, p && p->shmem[0] ? p->shmem : c->shmem, name);
+	}
 }
 
 static int configure(struct thpd *d, bool starting)
@@ -274,11 +568,15 @@ static int configure(struct thpd *d, bool starting)
 		boot_inputs_init(d);
 	}
 
-	thpd_target_compute(&d->cfg, &d->persist, d->cmdline_thp, &d->target);
-	if (d->cmdline_thp[0] && d->cfg.honor_kernel_cmdline &&
+	thpd_target_compute(&d->cfg, &d->persist, d->cmdline.thp, &d->target);
+	thpd_target_compute_sizes(&d->cfg, &d->persist, &d->cmdline, &d->target);
+	if (d->cmdline.thp[0] && d->cfg.honor_kernel_cmdline &&
 	    (d->cfg.mode[0] || d->persist.enabled[0]))
 		log_info("transparent_hugepage=%s on the kernel command line takes precedence over Mode=%s",
-			 d->cmdline_thp, d->persist.enabled[0] ? d->persist.enabled : d->cfg.mode);
+			 d->cmdline.thp, d->persist.enabled[0] ? d->persist.enabled : d->cfg.mode);
+	log_cmdline_precedence(d);
+	/* a reload while stepped down: the sizes go back before the target is applied */
+	thpd_sizes_step_up(d, NULL, 0, NULL, 0);
 	r = apply_target(d);
 	if (r < 0 && starting) {
 		log_err("Start-up self-check failed: the configured settings cannot be applied");
@@ -349,9 +647,11 @@ static int change(struct thpd *d, const struct thpd_persist *next, const char *e
 	snprintf(from, sizeof(from), "%s/%s", d->normal_enabled, d->normal_defrag);
 	d->persist = *next;
 	refresh_normal(d);
-	if (d->adaptive.state == THPD_ASTATE_STEPPED_DOWN)
+	if (d->adaptive.state == THPD_ASTATE_STEPPED_DOWN) {
 		log_event(LOG_NOTICE, "override",
 			  "Administrator changed THP settings while stepped down; back to normal");
+		thpd_sizes_step_up(d, NULL, 0, NULL, 0);
+	}
 	d->adaptive.state = THPD_ASTATE_NORMAL;
 	thpd_logf(LOG_NOTICE, &(const struct thpd_log_fields){
 			.event = strcmp(what, "enabled") == 0 ? "set-enabled" : "set-defrag",
@@ -383,4 +683,113 @@ int thpd_set_defrag(struct thpd *d, const char *value, char *why, size_t size)
 		return -EINVAL;
 	snprintf(next.defrag, sizeof(next.defrag), "%s", value);
 	return change(d, &next, NULL, value, "defrag", value, why, size);
+}
+
+int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
+		  const unsigned long *kibs, int n, char *why, size_t size)
+{
+	static const unsigned long top = 0;
+	struct thpd_persist next = d->persist;
+	char old[THP_SIZES_MAX][16], file[64], state[PATH_MAX + 16], from[512] = "", to[512] = "";
+	char err[512];
+	struct thp_model *m;
+	int r = 0, r2, done = 0;
+
+	why[0] = '\0';
+	if ((knob != THP_KNOB_SHMEM_ENABLED && knob != THP_KNOB_SIZE_ENABLED &&
+	     knob != THP_KNOB_SIZE_SHMEM_ENABLED) || !thp_knob_word_known(knob, value))
+		return -EINVAL;
+	if (knob == THP_KNOB_SHMEM_ENABLED) {
+		kibs = &top;
+		n = 1;
+	}
+	if (n < 1 || n > THP_SIZES_MAX) {
+		snprintf(why, size, "between 1 and %d sizes, got %d", THP_SIZES_MAX, n);
+		return -EINVAL;
+	}
+	m = malloc(sizeof(*m));
+	r = m ? thp_model_read(m) : -ENOMEM;
+	if (r < 0) {
+		snprintf(why, size, "cannot read the THP controls: %s; nothing was changed",
+			 strerror(-r));
+		goto out;
+	}
+	/* every size is checked before anything is saved or written */
+	for (int i = 0; i < n; i++) {
+		r = knob_check(m, knob, kibs[i], value, err, sizeof(err));
+		if (r < 0) {
+			snprintf(why, size, "%s; nothing was changed", err);
+			goto out;
+		}
+		snprintf(old[i], sizeof(old[i]), "%s",
+			 thp_choice_value(model_choice(m, knob, kibs[i])));
+		if (knob == THP_KNOB_SHMEM_ENABLED) {
+			snprintf(next.shmem, sizeof(next.shmem), "%s", value);
+		} else {
+			struct thpd_persist_size *z = thpd_persist_size(&next, kibs[i], true);
+
+			if (!z) {
+				r = -ENOSPC;
+				snprintf(why, size, "more than %d sizes to keep; nothing was changed",
+					 THP_SIZES_MAX);
+				goto out;
+			}
+			snprintf(knob == THP_KNOB_SIZE_ENABLED ? z->enabled : z->shmem,
+				 sizeof(z->enabled), "%s", value);
+		}
+	}
+	snprintf(state, sizeof(state), "%s/" THPD_STATE_FILE, d->state_dir);
+	r = thpd_persist_save(d->state_dir, &next);
+	if (r < 0) {
+		snprintf(why, size, "cannot save the setting in %s: %s; nothing was changed", state,
+			 strerror(-r));
+		goto out;
+	}
+	for (done = 0; done < n; done++) {
+		r = thp_knob_set(m, knob, kibs[done], value);
+		if (r < 0)
+			break;
+		knob_file(knob, kibs[done], file, sizeof(file));
+		if (strlen(from) < sizeof(from))
+			snprintf(from + strlen(from), sizeof(from) - strlen(from), "%s%s=%s",
+				 done ? " " : "", file, old[done]);
+	}
+	if (r < 0) {
+		/* one change: what was written goes back, and so does the disk */
+		int rb = 0;
+
+		knob_file(knob, kibs[done], file, sizeof(file));
+		for (int i = done - 1; i >= 0; i--) {
+			int x = thp_knob_set(m, knob, kibs[i], old[i]);
+
+			rb = rb ? rb : x;
+		}
+		r2 = thpd_persist_save(d->state_dir, &d->persist);
+		snprintf(why, size, "writing %s failed: %s; %s%s%s%s", file, strerror(-r),
+			 !done ? "nothing was changed" : rb ? "rolling back failed too: the host may be left half-changed" :
+			 "rolled back", r2 < 0 ? "; restoring " : "", r2 < 0 ? state : "",
+			 r2 < 0 ? " failed too" : "");
+		goto out;
+	}
+	d->persist = next;
+	/* the administrator's value wins over a step-down's */
+	for (int i = 0; i < n && knob == THP_KNOB_SIZE_ENABLED; i++)
+		for (unsigned int j = 0; j < d->n_stepped; j++)
+			if (d->stepped[j].kib == kibs[i])
+				d->stepped[j--] = d->stepped[--d->n_stepped];
+	for (int i = 0; i < n; i++) {
+		knob_file(knob, kibs[i], file, sizeof(file));
+		if (strlen(to) < sizeof(to))
+			snprintf(to + strlen(to), sizeof(to) - strlen(to), "%s%s=%s", i ? " " : "",
+				 file, value);
+	}
+	thpd_logf(LOG_NOTICE, &(const struct thpd_log_fields){
+			.event = knob == THP_KNOB_SHMEM_ENABLED ? "set-shmem" : "set-size",
+			.from = from, .to = to, .reason = "socket request" },
+		  "%s set through the socket (was %s)", to, from);
+out:
+	if (r < 0 && why[0])
+		log_err("Refused %s=%s: %s", knob_file(knob, kibs[0], file, sizeof(file)), value, why);
+	free(m);
+	return r;
 }

@@ -6,8 +6,12 @@
  * not the ones the crashed instance had applied:
  *   enabled madvise
  *   defrag madvise
+ *   shmem_enabled never
+ *   hugepages-64kB/enabled never
+ *   hugepages-64kB/shmem_enabled inherit
  *   pages_to_scan 4096
- * one "name value" per line. Not to be confused with persist.h, which keeps
+ * one "name value" per line, the name a file under THP_SYSFS_DIR (the
+ * khugepaged knobs without their directory). Not to be confused with persist.h, which keeps
  * what an administrator asked for across reboots.
  */
 #ifndef THPD_ORIGINALS_H
@@ -17,13 +21,24 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "thp.h"
 
 #define THPD_ORIGINALS_FILE "saved"
 
+struct thpd_original_size {
+	unsigned long kib;
+	bool have_enabled, have_shmem;
+	char enabled[16];
+	char shmem[16];
+};
+
 struct thpd_originals {
-	bool have_enabled, have_defrag;
+	bool have_enabled, have_defrag, have_shmem;
 	char enabled[16];
 	char defrag[16];
+	char shmem[16];
+	unsigned int n_sizes;	/* ascending by kib */
+	struct thpd_original_size sizes[THP_SIZES_MAX];
 	bool have_kh[THPD_KH_N];
 	uint64_t kh[THPD_KH_N];
 };
@@ -32,7 +47,11 @@ struct thpd_originals {
 int thpd_originals_parse(const char *text, struct thpd_originals *o);
 char *thpd_originals_format(const struct thpd_originals *o);
 
-/* what the kernel has now (top-level enabled/defrag and the khugepaged knobs) */
+/*
+ * what the kernel has now: top-level enabled/defrag/shmem_enabled, every
+ * size's enabled/shmem_enabled (those the kernel has) and the khugepaged
+ * knobs
+ */
 void thpd_originals_read_kernel(struct thpd_originals *o);
 /* dir/saved; -ENOENT when there is none (a first start) */
 int thpd_originals_load(const char *dir, struct thpd_originals *o);

@@ -34,6 +34,84 @@ static int enabled_valid(const char *s)
 	return thp_enabled_from_name(s) < 0 ? -EINVAL : 0;
 }
 
+static int shmem_valid(const char *s)
+{
+	return thp_knob_word_known(THP_KNOB_SHMEM_ENABLED, s) ? 0 : -EINVAL;
+}
+
+static int size_enabled_valid(const char *s)
+{
+	return thp_knob_word_known(THP_KNOB_SIZE_ENABLED, s) ? 0 : -EINVAL;
+}
+
+static int size_shmem_valid(const char *s)
+{
+	return thp_knob_word_known(THP_KNOB_SIZE_SHMEM_ENABLED, s) ? 0 : -EINVAL;
+}
+
+struct thpd_persist_size *thpd_persist_size(struct thpd_persist *p, unsigned long kib, bool create)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->n_sizes; i++)
+		if (p->sizes[i].kib == kib)
+			return &p->sizes[i];
+	if (!create || p->n_sizes == THP_SIZES_MAX)
+		return NULL;
+	for (i = p->n_sizes; i > 0 && p->sizes[i - 1].kib > kib; i--)
+		p->sizes[i] = p->sizes[i - 1];
+	p->n_sizes++;
+	memset(&p->sizes[i], 0, sizeof(p->sizes[i]));
+	p->sizes[i].kib = kib;
+	return &p->sizes[i];
+}
+
+void thpd_persist_compact(struct thpd_persist *p)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < p->n_sizes; i++)
+		if (p->sizes[i].enabled[0] || p->sizes[i].shmem[0])
+			p->sizes[n++] = p->sizes[i];
+	p->n_sizes = n;
+}
+
+/* "sizes": {"64K": {"enabled": …, "shmem_enabled": …}, …}; absent or null: none */
+static int take_sizes(struct json_object *o, struct thpd_persist *p)
+{
+	struct json_object *sizes;
+	int r = 0;
+
+	if (!json_object_object_get_ex(o, "sizes", &sizes) ||
+	    json_object_is_type(sizes, json_type_null))
+		return 0;
+	if (!json_object_is_type(sizes, json_type_object))
+		return -EBADMSG;
+	json_object_object_foreach(sizes, name, v) {
+		struct thpd_persist_size *z;
+		unsigned long kib;
+		char canon[16];
+
+		if (r < 0)
+			break;
+		/* exactly as thpd writes it: one spelling per size */
+		if (thp_size_parse(name, &kib) < 0 || kib < 8 || kib > 1024UL * 1024 || (kib & (kib - 1)) ||
+		    strcmp(thp_size_name(kib, canon, sizeof(canon)), name) != 0 ||
+		    thpd_persist_size(p, kib, false) || !json_object_is_type(v, json_type_object))
+			return -EBADMSG;
+		z = thpd_persist_size(p, kib, true);
+		if (!z)
+			return -EBADMSG;
+		r = take_string(v, "enabled", z->enabled, sizeof(z->enabled), size_enabled_valid);
+		if (r == 0)
+			r = take_string(v, "shmem_enabled", z->shmem, sizeof(z->shmem),
+					size_shmem_valid);
+	}
+	if (r == 0)
+		thpd_persist_compact(p);
+	return r;
+}
+
 int thpd_persist_parse(const char *text, struct thpd_persist *p)
 {
 	struct json_object *o = json_tokener_parse(text), *v;
@@ -47,6 +125,10 @@ int thpd_persist_parse(const char *text, struct thpd_persist *p)
 	r = take_string(o, "enabled", p->enabled, sizeof(p->enabled), enabled_valid);
 	if (r == 0)
 		r = take_string(o, "defrag", p->defrag, sizeof(p->defrag), thp_defrag_valid);
+	if (r == 0)
+		r = take_string(o, "shmem_enabled", p->shmem, sizeof(p->shmem), shmem_valid);
+	if (r == 0)
+		r = take_sizes(o, p);
 out:
 	json_object_put(o);
 	if (r < 0)
@@ -56,7 +138,7 @@ out:
 
 char *thpd_persist_format(const struct thpd_persist *p)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = json_object_new_object(), *sizes;
 	char *s;
 
 	if (!o)
@@ -66,6 +148,26 @@ char *thpd_persist_format(const struct thpd_persist *p)
 			       p->enabled[0] ? json_object_new_string(p->enabled) : NULL);
 	json_object_object_add(o, "defrag",
 			       p->defrag[0] ? json_object_new_string(p->defrag) : NULL);
+	/* only when set: a state of the pair alone reads as earlier versions wrote it */
+	if (p->shmem[0])
+		json_object_object_add(o, "shmem_enabled", json_object_new_string(p->shmem));
+	sizes = p->n_sizes ? json_object_new_object() : NULL;
+	for (unsigned int i = 0; i < p->n_sizes && sizes; i++) {
+		const struct thpd_persist_size *z = &p->sizes[i];
+		struct json_object *v;
+		char name[16];
+
+		if (!z->enabled[0] && !z->shmem[0])
+			continue;
+		v = json_object_new_object();
+		json_object_object_add(v, "enabled",
+				       z->enabled[0] ? json_object_new_string(z->enabled) : NULL);
+		json_object_object_add(v, "shmem_enabled",
+				       z->shmem[0] ? json_object_new_string(z->shmem) : NULL);
+		json_object_object_add(sizes, thp_size_name(z->kib, name, sizeof(name)), v);
+	}
+	if (sizes)
+		json_object_object_add(o, "sizes", sizes);
 	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return s;
@@ -73,7 +175,7 @@ char *thpd_persist_format(const struct thpd_persist *p)
 
 int thpd_persist_load(const char *dir, struct thpd_persist *p)
 {
-	char buf[1024];
+	char buf[THP_MSG_MAX];
 	int r;
 
 	memset(p, 0, sizeof(*p));

@@ -3,7 +3,7 @@
  * The socket server (docs/abi.md, "thpd socket protocol"): AF_UNIX
  * SOCK_SEQPACKET, one JSON object per message of at most THP_MSG_MAX bytes.
  * Callers are identified with SO_PEERCRED: anyone may ping and status,
- * enable/defrag need uid 0 or AdminGroup= membership, reload needs uid 0.
+ * enable/defrag/shmem need uid 0 or AdminGroup= membership, reload needs uid 0.
  * A request larger than THP_MSG_MAX gets an error reply and the connection
  * is closed; anything else wrong gets an error reply and the connection
  * stays usable.
@@ -141,9 +141,22 @@ static struct json_object *cmd_status(struct thpd *d)
 	if (thpd_persist_empty(&d->persist)) {
 		json_object_object_add(o, "persisted", NULL);
 	} else {
+		struct json_object *sizes = json_object_new_object();
+
 		p = json_object_new_object();
 		add_str(p, "enabled", d->persist.enabled);
 		add_str(p, "defrag", d->persist.defrag);
+		add_str(p, "shmem_enabled", d->persist.shmem);
+		for (unsigned int i = 0; i < d->persist.n_sizes && sizes; i++) {
+			const struct thpd_persist_size *z = &d->persist.sizes[i];
+			struct json_object *v = json_object_new_object();
+			char name[16];
+
+			add_str(v, "enabled", z->enabled);
+			add_str(v, "shmem_enabled", z->shmem);
+			json_object_object_add(sizes, thp_size_name(z->kib, name, sizeof(name)), v);
+		}
+		json_object_object_add(p, "sizes", sizes);
 		json_object_object_add(o, "persisted", p);
 	}
 	k = json_object_new_object();
@@ -153,14 +166,58 @@ static struct json_object *cmd_status(struct thpd *d)
 	return o;
 }
 
+/*
+ * "size": "64K" or "64K,2M" (thp_size_parse() names, each once) into kibs;
+ * 0, or -EINVAL with the reply's text in why
+ */
+static int parse_size_list(const char *list, unsigned long *kibs, int *n, char *why, size_t size)
+{
+	char buf[256], shown[300], *tok, *save;
+
+	*n = 0;
+	if (strlen(list) >= sizeof(buf) || !*list) {
+		snprintf(why, size, "invalid \"size\" '%s' (expected e.g. 64K or 64K,2M)",
+			 printable(list, shown, sizeof(shown)));
+		return -EINVAL;
+	}
+	strcpy(buf, list);
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		unsigned long kib;
+		bool dup = false;
+
+		if (thp_size_parse(tok, &kib) < 0 || kib < 8 || kib > 1024UL * 1024 || (kib & (kib - 1))) {
+			snprintf(why, size, "invalid size '%s' (expected a power of two from 8K to 1G, e.g. 64K, 2M)",
+				 printable(tok, shown, sizeof(shown)));
+			return -EINVAL;
+		}
+		for (int i = 0; i < *n; i++)
+			dup |= kibs[i] == kib;
+		if (dup)
+			continue;
+		if (*n == THP_SIZES_MAX) {
+			snprintf(why, size, "more than %d sizes", THP_SIZES_MAX);
+			return -EINVAL;
+		}
+		kibs[(*n)++] = kib;
+	}
+	if (!*n || list[0] == ',' || list[strlen(list) - 1] == ',' || strstr(list, ",,")) {
+		snprintf(why, size, "invalid \"size\" '%s' (expected e.g. 64K or 64K,2M)",
+			 printable(list, shown, sizeof(shown)));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 static struct json_object *cmd_set(struct thpd *d, const struct thpd_peer *peer,
 				   const char *cmd, struct json_object *req)
 {
-	bool enable = strcmp(cmd, "enable") == 0;
+	bool enable = strcmp(cmd, "enable") == 0, shmem = strcmp(cmd, "shmem") == 0;
+	enum thp_knob_id knob = THP_KNOB_DEFRAG;
+	unsigned long kibs[THP_SIZES_MAX];
 	const char *value;
 	char words[128], why[1024], shown[300];
-	struct json_object *v;
-	int r;
+	struct json_object *v, *sz = NULL;
+	int r, n = 0;
 
 	if (!thpd_peer_may_change(&d->cfg, peer)) {
 		log_event(LOG_NOTICE, "denied", "Refused '%s' from uid %u (pid %d): not root%s%s",
@@ -175,12 +232,26 @@ static struct json_object *cmd_set(struct thpd *d, const struct thpd_peer *peer,
 		return error_reply(EINVAL, "'%s' needs a string \"value\"", cmd);
 	value = json_object_get_string(v);
 	printable(value, shown, sizeof(shown));
-	r = enable ? thpd_set_enabled(d, value, why, sizeof(why)) :
-		     thpd_set_defrag(d, value, why, sizeof(why));
+	if (json_object_object_get_ex(req, "size", &sz)) {
+		if (!json_object_is_type(sz, json_type_string))
+			return error_reply(EINVAL, "\"size\" must be a string such as \"64K,2M\"");
+		if (parse_size_list(json_object_get_string(sz), kibs, &n, why, sizeof(why)) < 0)
+			return error_reply(EINVAL, "%s", why);
+	}
+	if (shmem)
+		knob = sz ? THP_KNOB_SIZE_SHMEM_ENABLED : THP_KNOB_SHMEM_ENABLED;
+	else if (enable && sz)
+		knob = THP_KNOB_SIZE_ENABLED;
+	if (shmem || sz)
+		r = thpd_set_knob(d, knob, value, kibs, n, why, sizeof(why));
+	else
+		r = enable ? thpd_set_enabled(d, value, why, sizeof(why)) :
+			     thpd_set_defrag(d, value, why, sizeof(why));
 	if (r == -EINVAL && !why[0])
-		return error_reply(EINVAL, "invalid value '%s' for %s (expected %s)", shown, cmd,
-				   enable ? thp_mode_words_text(words, sizeof(words)) :
-				   thp_knob_words_text(THP_KNOB_DEFRAG, words, sizeof(words)));
+		return error_reply(EINVAL, "invalid value '%s' for %s%s (expected %s)", shown, cmd,
+				   sz ? " --size" : "",
+				   enable && !sz ? thp_mode_words_text(words, sizeof(words)) :
+				   thp_knob_words_text(knob, words, sizeof(words)));
 	if (r < 0)
 		return error_reply(r, "%s", why);
 	return state_reply(d);
@@ -192,17 +263,23 @@ struct json_object *thpd_handle_request(struct thpd *d, const struct thpd_peer *
 	struct json_object *c, *o;
 	const char *cmd;
 	char shown[300];
-	bool takes_value;
+	bool takes_value, takes_size;
 
 	if (!json_object_object_get_ex(req, "cmd", &c) || !json_object_is_type(c, json_type_string))
 		return error_reply(EINVAL, "request without a string \"cmd\"");
 	cmd = json_object_get_string(c);
-	/* exactly what docs/abi.md says: "cmd", and "value" for enable and defrag */
-	takes_value = strcmp(cmd, "enable") == 0 || strcmp(cmd, "defrag") == 0;
+	/*
+	 * exactly what docs/abi.md says: "cmd", "value" for enable, defrag and
+	 * shmem, "size" for enable and shmem
+	 */
+	takes_value = strcmp(cmd, "enable") == 0 || strcmp(cmd, "defrag") == 0 ||
+		      strcmp(cmd, "shmem") == 0;
+	takes_size = strcmp(cmd, "enable") == 0 || strcmp(cmd, "shmem") == 0;
 	json_object_object_foreach(req, key, val) {
 		const char *text;
 
-		if (strcmp(key, "cmd") != 0 && !(takes_value && strcmp(key, "value") == 0))
+		if (strcmp(key, "cmd") != 0 && !(takes_value && strcmp(key, "value") == 0) &&
+		    !(takes_size && strcmp(key, "size") == 0))
 			return error_reply(EINVAL, "unexpected member \"%s\" in a '%s' request",
 					   printable(key, shown, sizeof(shown)),
 					   printable(cmd, shown + 150, sizeof(shown) - 150));
@@ -220,7 +297,7 @@ struct json_object *thpd_handle_request(struct thpd *d, const struct thpd_peer *
 	}
 	if (strcmp(cmd, "status") == 0)
 		return cmd_status(d);
-	if (strcmp(cmd, "enable") == 0 || strcmp(cmd, "defrag") == 0)
+	if (takes_value)
 		return cmd_set(d, peer, cmd, req);
 	if (strcmp(cmd, "reload") == 0) {
 		if (peer->uid != 0)

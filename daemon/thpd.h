@@ -46,11 +46,17 @@ struct thpd {
 	struct thpd_persist persist;
 	struct thpd_originals originals;
 	struct thp_state kernel;	/* features, refreshed on status */
-	char cmdline_thp[16];		/* transparent_hugepage= on the command line */
+	struct thpd_cmdline cmdline;	/* the THP parameters of the kernel command line */
 	struct thpd_target target;
 	char normal_enabled[16];	/* state after applying the target */
 	char normal_defrag[16];
 	struct thpd_adaptive adaptive;
+	/* sizes the adaptive step-down changed, and the word each goes back to */
+	unsigned int n_stepped;
+	struct {
+		unsigned long kib;
+		char enabled[16];
+	} stepped[THP_SIZES_MAX];
 
 	/* socket server (server.c) */
 	int listen_fd;
@@ -100,6 +106,22 @@ int thpd_set_defrag(struct thpd *d, const char *value, char *why, size_t size);
  * file failed and whether the host was rolled back.
  */
 int thpd_apply_settings(const char *enabled, const char *defrag, char *why, size_t size);
+/*
+ * The same for shmem_enabled (knob THP_KNOB_SHMEM_ENABLED, n 0) or the
+ * enabled/shmem_enabled of n sizes (THP_KNOB_SIZE_ENABLED,
+ * THP_KNOB_SIZE_SHMEM_ENABLED): saved, then written as one change. -EINVAL
+ * with why "" for a word the knob never takes; -ENOENT (a size the kernel
+ * does not have), -EOPNOTSUPP (no such knob there) and -EINVAL (a word this
+ * kernel does not offer) with why saying so, nothing changed.
+ */
+int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
+		  const unsigned long *kibs, int n, char *why, size_t size);
+/*
+ * Put the sizes the adaptive step-down changed back to their words (step
+ * up, an administrator's change, reload); from/to (may be NULL) get
+ * " 64K=madvise" per size for the log. 0 or the first write's -errno.
+ */
+int thpd_sizes_step_up(struct thpd *d, char *from, size_t fsize, char *to, size_t tsize);
 /* on stop: put back what the host had (RestoreOnStop=), forget the originals */
 void thpd_restore(struct thpd *d);
 

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libFuzzer target: the other text thpd reads from outside — its persisted
- * state file (daemon/persist.c), /proc/cmdline (transparent_hugepage=, in
+ * state file (daemon/persist.c), /proc/cmdline (transparent_hugepage=,
+ * transparent_hugepage_shmem=, thp_anon=, thp_shmem=, in
  * daemon/precedence.c) and /proc/PID/cgroup (daemon/rules.c).
  *
  * Properties: a state file parses to valid words or to -EBADMSG with an
  * empty result, and what thpd writes (thpd_persist_format) parses back to
- * the same state; the cmdline and cgroup parsers return 0 with a
- * NUL-terminated value that occurs in the input, or a documented error.
+ * the same state (sizes and shmem_enabled included); the cmdline and
+ * cgroup parsers return 0 with a NUL-terminated value that occurs in the
+ * input, or a documented error; what thp_anon=/thp_shmem= give a size is a
+ * word of that knob.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -41,10 +44,32 @@ static void check_persist(const char *text)
 	fmt = thpd_persist_format(&p);
 	if (!fmt)
 		return;
-	if (thpd_persist_parse(fmt, &again) != 0 || strcmp(again.enabled, p.enabled) ||
-	    strcmp(again.defrag, p.defrag))
+	if (thpd_persist_parse(fmt, &again) != 0 || memcmp(&again, &p, sizeof(p)) != 0)
 		abort();
 	free(fmt);
+}
+
+static void check_cmdline(const char *text)
+{
+	struct thpd_cmdline cl;
+	char w[16];
+
+	thpd_cmdline_parse(text, &cl);
+	if (!memchr(cl.anon, '\0', sizeof(cl.anon)) || !memchr(cl.shmem_sizes, '\0', sizeof(cl.shmem_sizes)))
+		abort();
+	if (cl.shmem[0] && !thp_knob_word_known(THP_KNOB_SHMEM_ENABLED, cl.shmem))
+		abort();
+	for (unsigned long kib = 8; kib <= 1024UL * 1024; kib <<= 1) {
+		if (cl.anon[0] && thpd_cmdline_size_word(cl.anon, THP_KNOB_SIZE_ENABLED, kib, w, sizeof(w)) == 0 &&
+		    !thp_knob_word_known(THP_KNOB_SIZE_ENABLED, w))
+			abort();
+		if (cl.shmem_sizes[0] &&
+		    thpd_cmdline_size_word(cl.shmem_sizes, THP_KNOB_SIZE_SHMEM_ENABLED, kib, w, sizeof(w)) == 0 &&
+		    !thp_knob_word_known(THP_KNOB_SIZE_SHMEM_ENABLED, w))
+			abort();
+	}
+	/* the whole input as one value */
+	(void)thpd_cmdline_sizes_valid(text, THP_KNOB_SIZE_ENABLED);
 }
 
 static void check_value(const char *text, int r, const char *out, size_t size)
@@ -75,6 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (r != 0 && r != -ENOENT)
 		abort();
 	check_value(text, r, out, sizeof(out));
+	check_cmdline(text);
 
 	memset(cg, 'Z', sizeof(cg));
 	r = thpd_cgroup_parse(text, cg, sizeof(cg));

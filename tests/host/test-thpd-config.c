@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * thpd's configuration parsing, rule matching, the precedence of the
- * kernel command line / persisted state / configuration, on fixtures.
+ * kernel command line / persisted state / configuration (the top-level
+ * pair, shmem_enabled and each size), on fixtures.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -213,10 +214,11 @@ static void test_rules(void)
 
 static void test_precedence(void)
 {
-	struct thpd_persist p = { "", "" };
+	struct thpd_persist p;
 	struct thpd_target t;
 	char v[16];
 
+	memset(&p, 0, sizeof(p));
 	parse("[Global]\nMode=always\nDefrag=defer\n");
 	thpd_target_compute(&cfg, &p, "", &t);
 	ok(strcmp(t.mode, "always") == 0 && strcmp(t.mode_src, "configuration") == 0 &&
@@ -244,6 +246,151 @@ static void test_precedence(void)
 	   strcmp(v, "1") == 0, "the last one wins");
 	ok(thpd_cmdline_thp("root=/dev/vda notransparent_hugepage=always\n", v, sizeof(v)) == -ENOENT,
 	   "no match inside another parameter");
+}
+
+/* Shmem= and [Size N]: words from libthp's table, sizes by name, file:line */
+static void test_sizes(void)
+{
+	const struct thpd_size_config *z;
+
+	parse("[Global]\nShmem=within_size\n[Size 64K]\nEnabled=always\nShmem=inherit\n"
+	      "[Size 2M]\nEnabled=inherit\n[Size 16K]\nShmem=advise\n");
+	ok(dg.n == 0 && strcmp(cfg.shmem, "within_size") == 0 && cfg.n_sizes == 3,
+	   "three sizes, no diagnostics (%d: %s)", dg.n, dg.last);
+	ok(cfg.sizes[0].kib == 16 && cfg.sizes[1].kib == 64 && cfg.sizes[2].kib == 2048,
+	   "kept in ascending order of size (%lu %lu %lu)", cfg.sizes[0].kib, cfg.sizes[1].kib,
+	   cfg.sizes[2].kib);
+	z = thpd_config_size(&cfg, 64);
+	ok(z && strcmp(z->enabled, "always") == 0 && strcmp(z->shmem, "inherit") == 0 &&
+	   z->origin_line == 4 && strcmp(thpd_config_file(&cfg, z->origin_file), "t.conf") == 0,
+	   "[Size 64K]: Enabled=, Shmem= and where it came from (t.conf:%u)", z ? z->origin_line : 0);
+	z = thpd_config_size(&cfg, 2048);
+	ok(z && strcmp(z->enabled, "inherit") == 0 && !z->shmem[0], "[Size 2M]: Shmem= unset");
+	ok(!thpd_config_size(&cfg, 128), "no [Size 128K]: NULL");
+
+	ok(parse("[Size 2048K]\nEnabled=never\n[Size 2M]\nShmem=advise\n[Size 2MB]\nEnabled=madvise\n") == 0 &&
+	   cfg.n_sizes == 1 && strcmp(cfg.sizes[0].enabled, "madvise") == 0 &&
+	   strcmp(cfg.sizes[0].shmem, "advise") == 0,
+	   "[Size 2048K], [Size 2M] and [Size 2MB] are one section, a later key overrides");
+	ok(parse("[Size 64K]\nEnabled=always\nEnabled=\n") == 0 && cfg.sizes[0].enabled[0] == '\0',
+	   "an empty value leaves the size's value alone");
+
+	ok(parse("[Global]\nMode=never\n\nShmem=sometimes\n") == -EINVAL && dg.fatal == 1 &&
+	   dg.line == 4 && strstr(dg.last, "invalid Shmem=sometimes (expected always, within_size, advise, never, deny or force)"),
+	   "a bad Shmem= is fatal at t.conf:%u: %s", dg.line, dg.last);
+	ok(parse("[Global]\n[Size 64K]\nEnabled=within_size\n") == -EINVAL && dg.line == 3 &&
+	   strstr(dg.last, "invalid Enabled=within_size in [Size 64K] (expected always, inherit, madvise or never)"),
+	   "a word of shmem in Enabled= is fatal at t.conf:%u: %s", dg.line, dg.last);
+	ok(parse("[Size 64K]\n\nShmem=deny\n") == -EINVAL && dg.line == 3 &&
+	   strstr(dg.last, "invalid Shmem=deny in [Size 64K] (expected always, inherit, within_size, advise or never)"),
+	   "deny is a top-level word only: fatal at t.conf:%u: %s", dg.line, dg.last);
+	ok(parse("[Global]\nMode=never\n[Size 63K]\nEnabled=always\nShmem=advise\n") == -EINVAL &&
+	   dg.n == 1 && dg.line == 4 && strstr(dg.last, "[Size 63K]: not a hugepage size") &&
+	   cfg.n_sizes == 0, "a size that is not a power of two: fatal once, at its first key (t.conf:%u: %s)",
+	   dg.line, dg.last);
+	ok(parse("[Size 4K]\nEnabled=always\n") == -EINVAL && strstr(dg.last, "[Size 4K]"),
+	   "4K is the base page, not a hugepage size: fatal");
+	ok(parse("[Size]\nEnabled=always\n") == -EINVAL, "[Size] without a size: fatal (%s)", dg.last);
+	ok(parse("[Size lots]\nEnabled=always\n") == -EINVAL, "[Size lots]: fatal");
+	ok(parse("[Size 2G]\nEnabled=always\n") == -EINVAL, "[Size 2G], over 1G: fatal");
+	ok(parse("[Size 1G]\nEnabled=always\n") == 0 && cfg.sizes[0].kib == 1024 * 1024,
+	   "1G parses (whether this kernel has it is found when it is applied)");
+	ok(parse("[Size 64K]\nPolicy=never\n") == 0 && dg.n == 1 && dg.line == 2 &&
+	   strstr(dg.last, "unknown key Policy= in [Size 64K], ignored"), "unknown key in [Size N]: warning (%s)",
+	   dg.last);
+	thpd_config_defaults(&cfg);
+	thpd_config_parse_string(&cfg, "a.conf", "[Size 64K]\nEnabled=always\n", &diag);
+	thpd_config_parse_string(&cfg, "b.conf", "[Size 64K]\nEnabled=never\n[Size 32K]\nShmem=advise\n", &diag);
+	ok(cfg.n_sizes == 2 && strcmp(thpd_config_size(&cfg, 64)->enabled, "never") == 0 &&
+	   strcmp(thpd_config_file(&cfg, thpd_config_size(&cfg, 64)->origin_file), "a.conf") == 0 &&
+	   strcmp(thpd_config_file(&cfg, thpd_config_size(&cfg, 32)->origin_file), "b.conf") == 0,
+	   "a drop-in overrides a size key by key; each section keeps where it first appeared");
+}
+
+/* thp_anon=, thp_shmem=, transparent_hugepage_shmem= and their precedence */
+static void test_cmdline_sizes(void)
+{
+	static const char *const good[] = {
+		"16K-64K:always;128K,512K:inherit", "2M:never", "64K:madvise;64K:never",
+		"8K-2M:inherit", "65536:always", "16K,32K,64K:always",
+	};
+	static const char *const bad[] = {
+		"", "64K", ":always", "64K:", "64K:sometimes", "64K:within_size", "63K:always",
+		"64K-16K:always", "64K,:always", ",64K:always", "64K:always;", "4K:always",
+		"16K--64K:always", "64K;always",
+	};
+	struct thpd_cmdline cl;
+	struct thpd_persist p;
+	struct thpd_target t;
+	char w[16];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		ok(thpd_cmdline_sizes_valid(good[i], THP_KNOB_SIZE_ENABLED) == 0, "thp_anon=%s is valid",
+		   good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(thpd_cmdline_sizes_valid(bad[i], THP_KNOB_SIZE_ENABLED) == -EINVAL,
+		   "thp_anon=%s is refused whole, as the kernel does", bad[i]);
+	ok(thpd_cmdline_sizes_valid("64K:within_size", THP_KNOB_SIZE_SHMEM_ENABLED) == 0 &&
+	   thpd_cmdline_sizes_valid("64K:madvise", THP_KNOB_SIZE_SHMEM_ENABLED) == -EINVAL,
+	   "thp_shmem= takes shmem's words (within_size, advise), not madvise");
+
+	ok(thpd_cmdline_size_word("16K-64K:always;128K,512K:inherit", THP_KNOB_SIZE_ENABLED, 32, w,
+				  sizeof(w)) == 0 && strcmp(w, "always") == 0,
+	   "a range covers the powers of two inside it (32K=always)");
+	ok(thpd_cmdline_size_word("16K-64K:always;128K,512K:inherit", THP_KNOB_SIZE_ENABLED, 512, w,
+				  sizeof(w)) == 0 && strcmp(w, "inherit") == 0, "a list names each size (512K)");
+	ok(thpd_cmdline_size_word("16K-64K:always;128K,512K:inherit", THP_KNOB_SIZE_ENABLED, 256, w,
+				  sizeof(w)) == -ENOENT, "a size neither named nor in a range: -ENOENT (256K)");
+	ok(thpd_cmdline_size_word("8K-2M:always;64K:never", THP_KNOB_SIZE_ENABLED, 64, w, sizeof(w)) == 0 &&
+	   strcmp(w, "never") == 0, "a later part wins for its sizes");
+
+	thpd_cmdline_parse("BOOT_IMAGE=/vmlinuz thp_anon=16K-64K:always;128K,512K:inherit "
+			   "transparent_hugepage_shmem=advise thp_anon=bogus thp_shmem=2M:within_size "
+			   "transparent_hugepage=never quiet\n", &cl);
+	ok(strcmp(cl.thp, "never") == 0 && strcmp(cl.shmem, "advise") == 0 &&
+	   strcmp(cl.anon, "16K-64K:always;128K,512K:inherit") == 0 && cl.anon_bad &&
+	   strcmp(cl.shmem_sizes, "2M:within_size") == 0 && !cl.shmem_sizes_bad,
+	   "every THP parameter found; a malformed thp_anon= is flagged and left out (anon '%s')",
+	   cl.anon);
+	thpd_cmdline_parse("thp_anon=64K:always thp_anon=64K:never;2M:madvise notransparent_hugepage_shmem=always "
+			   "transparent_hugepage_shmem=sometimes\n", &cl);
+	ok(strcmp(cl.anon, "64K:always;64K:never;2M:madvise") == 0 && !cl.anon_bad && !cl.shmem[0],
+	   "several thp_anon= apply in order; an invalid shmem word and a longer name are not taken (%s)",
+	   cl.anon);
+
+	/* precedence, size by size */
+	parse("[Global]\nShmem=within_size\n[Size 64K]\nEnabled=never\nShmem=advise\n"
+	      "[Size 128K]\nEnabled=madvise\n[Size 2M]\nShmem=never\n");
+	memset(&p, 0, sizeof(p));
+	thpd_target_compute(&cfg, &p, "", &t);
+	thpd_target_compute_sizes(&cfg, &p, NULL, &t);
+	ok(strcmp(t.shmem, "within_size") == 0 && strcmp(t.shmem_src, "configuration") == 0 &&
+	   t.n_sizes == 3 && t.sizes[0].kib == 64 && strcmp(t.sizes[0].enabled, "never") == 0 &&
+	   strcmp(t.sizes[0].shmem, "advise") == 0 && t.sizes[1].kib == 128 && !t.sizes[1].shmem[0] &&
+	   !t.sizes[1].shmem_src && t.sizes[2].kib == 2048 && !t.sizes[2].enabled[0] &&
+	   t.sizes[0].cfg == thpd_config_size(&cfg, 64), "configuration alone: its sizes, ascending");
+	strcpy(p.shmem, "never");
+	strcpy(thpd_persist_size(&p, 64, true)->enabled, "always");
+	strcpy(thpd_persist_size(&p, 32, true)->shmem, "inherit");
+	thpd_target_compute_sizes(&cfg, &p, NULL, &t);
+	ok(strcmp(t.shmem, "never") == 0 && strcmp(t.shmem_src, "persisted state") == 0 &&
+	   t.n_sizes == 4 && t.sizes[0].kib == 32 && strcmp(t.sizes[0].shmem, "inherit") == 0 &&
+	   strcmp(t.sizes[1].enabled, "always") == 0 &&
+	   strcmp(t.sizes[1].enabled_src, "persisted state") == 0 &&
+	   strcmp(t.sizes[1].shmem, "advise") == 0 && strcmp(t.sizes[1].shmem_src, "configuration") == 0,
+	   "persisted beats configuration value by value; a persisted size joins the target");
+	thpd_cmdline_parse("thp_anon=16K-64K:madvise transparent_hugepage_shmem=deny thp_shmem=2M:always\n", &cl);
+	thpd_target_compute_sizes(&cfg, &p, &cl, &t);
+	ok(strcmp(t.shmem, "deny") == 0 && strcmp(t.shmem_src, "kernel command line") == 0 &&
+	   t.n_sizes == 5 && t.sizes[0].kib == 16 && strcmp(t.sizes[0].enabled, "madvise") == 0 &&
+	   strcmp(t.sizes[2].enabled, "madvise") == 0 && strcmp(t.sizes[2].enabled_src, "kernel command line") == 0 &&
+	   strcmp(t.sizes[2].shmem, "advise") == 0 && strcmp(t.sizes[3].enabled, "madvise") == 0 &&
+	   strcmp(t.sizes[4].shmem, "always") == 0,
+	   "the command line beats both, for the sizes it names (16K-64K, 2M shmem)");
+	cfg.honor_kernel_cmdline = false;
+	thpd_target_compute_sizes(&cfg, &p, &cl, &t);
+	ok(strcmp(t.shmem, "never") == 0 && t.n_sizes == 4 && strcmp(t.sizes[1].enabled, "always") == 0,
+	   "HonorKernelCmdline=no ignores thp_anon=, thp_shmem= and transparent_hugepage_shmem=");
 }
 
 static void test_timespan(void)
@@ -411,6 +558,8 @@ int main(void)
 	test_warnings();
 	test_rules();
 	test_precedence();
+	test_sizes();
+	test_cmdline_sizes();
 	test_timespan();
 	test_table();
 	test_reader();

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * thpd's adaptive state machine (hysteresis, calm period), the persisted
- * state file (format, atomic save), the originals file's format and socket
- * authorization, on fixtures.
+ * state file (format with shmem_enabled and sizes, atomic save), the
+ * originals file's format and socket authorization, on fixtures.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -102,6 +102,66 @@ static void test_persist(void)
 	ok(thpd_persist_save(dir, &p) == -ENOENT, "save into a missing directory fails with -ENOENT");
 }
 
+/* shmem_enabled and the sizes in the state file: round trip, refusals, old files */
+static void test_persist_sizes(void)
+{
+	struct thpd_persist p, q;
+	char dir[] = "/tmp/thpd-state-XXXXXX", path[128], *text;
+
+	memset(&p, 0, sizeof(p));
+	strcpy(p.enabled, "madvise");
+	strcpy(p.shmem, "within_size");
+	strcpy(thpd_persist_size(&p, 2048, true)->enabled, "inherit");
+	strcpy(thpd_persist_size(&p, 64, true)->enabled, "always");
+	strcpy(thpd_persist_size(&p, 64, true)->shmem, "advise");
+	strcpy(thpd_persist_size(&p, 16, true)->shmem, "never");
+	ok(p.n_sizes == 3 && p.sizes[0].kib == 16 && p.sizes[1].kib == 64 && p.sizes[2].kib == 2048,
+	   "sizes are kept ascending, one entry each");
+	text = thpd_persist_format(&p);
+	ok(text && strcmp(text, "{\"version\":1,\"enabled\":\"madvise\",\"defrag\":null,"
+			  "\"shmem_enabled\":\"within_size\",\"sizes\":{"
+			  "\"16K\":{\"enabled\":null,\"shmem_enabled\":\"never\"},"
+			  "\"64K\":{\"enabled\":\"always\",\"shmem_enabled\":\"advise\"},"
+			  "\"2M\":{\"enabled\":\"inherit\",\"shmem_enabled\":null}}}") == 0,
+	   "the documented format: %s", text ? text : "(null)");
+	ok(text && thpd_persist_parse(text, &q) == 0 && memcmp(&p, &q, sizeof(p)) == 0,
+	   "format and parse round-trip, sizes and shmem_enabled included");
+	free(text);
+	ok(thpd_persist_parse("{\"version\":1,\"enabled\":\"never\",\"defrag\":null}", &q) == 0 &&
+	   strcmp(q.enabled, "never") == 0 && !q.shmem[0] && q.n_sizes == 0,
+	   "a state file of an earlier thpd (no shmem_enabled, no sizes) still loads");
+	ok(thpd_persist_parse("{\"version\":1,\"sizes\":{\"64K\":{\"enabled\":\"within_size\"}}}", &q) ==
+	   -EBADMSG && thpd_persist_empty(&q), "a shmem word as a size's enabled: refused, nothing kept");
+	ok(thpd_persist_parse("{\"version\":1,\"sizes\":{\"64K\":{\"shmem_enabled\":\"deny\"}}}", &q) ==
+	   -EBADMSG, "deny (top-level only) as a size's shmem_enabled: refused");
+	ok(thpd_persist_parse("{\"version\":1,\"shmem_enabled\":\"inherit\"}", &q) == -EBADMSG,
+	   "inherit as the top-level shmem_enabled: refused");
+	ok(thpd_persist_parse("{\"version\":1,\"sizes\":{\"63K\":{\"enabled\":\"always\"}}}", &q) == -EBADMSG &&
+	   thpd_persist_parse("{\"version\":1,\"sizes\":{\"2048K\":{\"enabled\":\"always\"}}}", &q) == -EBADMSG &&
+	   thpd_persist_parse("{\"version\":1,\"sizes\":{\"2G\":{\"enabled\":\"always\"}}}", &q) == -EBADMSG,
+	   "a size that is not one, or not spelt as thpd writes it: refused");
+	ok(thpd_persist_parse("{\"version\":1,\"sizes\":[]}", &q) == -EBADMSG &&
+	   thpd_persist_parse("{\"version\":1,\"sizes\":{\"64K\":\"always\"}}", &q) == -EBADMSG,
+	   "sizes of the wrong type: refused");
+	ok(thpd_persist_parse("{\"version\":1,\"sizes\":{\"64K\":{\"enabled\":null}}}", &q) == 0 &&
+	   q.n_sizes == 0 && thpd_persist_empty(&q), "a size with nothing set is dropped");
+
+	if (!mkdtemp(dir)) {
+		ok(0, "mkdtemp: %m");
+		return;
+	}
+	for (unsigned long kib = 8; kib <= 1024 * 1024 && p.n_sizes < THP_SIZES_MAX; kib <<= 1) {
+		strcpy(thpd_persist_size(&p, kib, true)->enabled, "madvise");
+		strcpy(thpd_persist_size(&p, kib, true)->shmem, "within_size");
+	}
+	ok(p.n_sizes == THP_SIZES_MAX && !thpd_persist_size(&p, 1, true), "at most THP_SIZES_MAX sizes");
+	ok(thpd_persist_save(dir, &p) == 0 && thpd_persist_load(dir, &q) == 0 &&
+	   memcmp(&p, &q, sizeof(p)) == 0, "a state with every size set saves and loads whole");
+	snprintf(path, sizeof(path), "%s/state", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 static void test_originals(void)
 {
 	struct thpd_originals o, q;
@@ -117,6 +177,24 @@ static void test_originals(void)
 	ok(text && thpd_originals_parse(text, &q) == 0 && memcmp(&o, &q, sizeof(o)) == 0,
 	   "originals format and parse round-trip");
 	free(text);
+	ok(thpd_originals_parse("enabled never\nshmem_enabled advise\nhugepages-2048kB/enabled inherit\n"
+				"hugepages-64kB/enabled always\nhugepages-64kB/shmem_enabled within_size\n"
+				"hugepages-16kB/shmem_enabled never\n", &o) == 0 &&
+	   o.have_shmem && strcmp(o.shmem, "advise") == 0 && o.n_sizes == 3 && o.sizes[0].kib == 16 &&
+	   !o.sizes[0].have_enabled && o.sizes[0].have_shmem && o.sizes[1].kib == 64 &&
+	   strcmp(o.sizes[1].enabled, "always") == 0 && strcmp(o.sizes[1].shmem, "within_size") == 0 &&
+	   o.sizes[2].kib == 2048 && strcmp(o.sizes[2].enabled, "inherit") == 0,
+	   "shmem_enabled and every size's values parse, sizes ascending");
+	text = thpd_originals_format(&o);
+	ok(text && strstr(text, "hugepages-64kB/shmem_enabled within_size\n") &&
+	   thpd_originals_parse(text, &q) == 0 && memcmp(&o, &q, sizeof(o)) == 0,
+	   "with sizes: format and parse round-trip");
+	free(text);
+	ok(thpd_originals_parse("hugepages-64kB/enabled within_size\nhugepages-64kB/shmem_enabled deny\n"
+				"hugepages-064kB/enabled always\nhugepages-64KB/enabled always\n"
+				"hugepages-64kB/defrag always\nhugepages-kB/enabled always\n"
+				"shmem_enabled inherit\n", &o) == 0 && o.n_sizes == 0 && !o.have_shmem,
+	   "a word the knob never takes, a name thpd never writes: skipped");
 	ok(thpd_originals_parse("enabled madvise-and-more-than-sixteen\n", &o) == 0 && !o.have_enabled,
 	   "an over-long word is not taken");
 	ok(thpd_originals_parse("pages_to_scan 4096000000000000000000000000000000000000000\n"
@@ -149,6 +227,7 @@ int main(void)
 {
 	test_adaptive();
 	test_persist();
+	test_persist_sizes();
 	test_originals();
 	test_auth();
 	return tap_done();

@@ -1,0 +1,303 @@
+#!/usr/bin/env bats
+# thpd's per-size and shmem targets on the build machine, against the THP
+# layouts of each kernel generation (tests/host/fixtures, through THP_ROOT):
+# [Size N] and Shmem= applied at start, a size the kernel lacks warned and
+# skipped, the kernel command line's thp_anon=/transparent_hugepage_shmem=,
+# the socket's size and shmem requests persisted and applied again at the
+# next start, and the host's own values restored on stop. What needs the
+# real kernel (a reboot, pressure) is in the guest suites 53 and 69.
+
+bats_require_minimum_version 1.5.0
+load '/usr/lib/bats/bats-support/load'
+load '/usr/lib/bats/bats-assert/load'
+load ../bats/hold
+
+: "${BUILD_DIR:=build}"
+THPD=$BUILD_DIR/thpd
+CLIENT=$BUILD_DIR/helpers/thpd-client
+FIX=$BATS_TEST_DIRNAME/fixtures
+SYS=sys/kernel/mm/transparent_hugepage
+
+setup() {
+	[ -x "$THPD" ] || skip "no $THPD (run make first)"
+	R=$BATS_TEST_TMPDIR/root
+	T=$R/$SYS
+	CONF=$BATS_TEST_TMPDIR/etc/thpd.conf
+	STATE=$BATS_TEST_TMPDIR/state
+	RUN=$BATS_TEST_TMPDIR/run
+	mkdir -p "$R/proc" "$STATE" "$RUN" "$CONF.d"
+	echo "BOOT_IMAGE=/vmlinuz root=/dev/sda1" >"$R/proc/cmdline"
+	# a directory others may traverse: one test connects as nobody
+	SOCKDIR=$(mktemp -d /tmp/thpd-host.XXXXXX)
+	chmod 755 "$SOCKDIR"
+	SOCK=$SOCKDIR/thpd.sock
+	: >"$CONF"
+	PID=
+}
+
+teardown() {
+	stop_thpd
+	rm -rf "$SOCKDIR"
+}
+
+# a fresh copy of generation $1's THP layout
+use_gen() {
+	GEN=$1
+	rm -rf "${R:?}/sys"
+	cp -r "$FIX/$GEN/sys" "$R/"
+}
+
+# As the kernel shows a knob after a store: the fixture's word list with the
+# written word in brackets (a plain file keeps the bare word, which thpd's
+# next read would refuse). Run between two things thpd does.
+settle() {
+	local f rel w list new
+	while IFS= read -r f; do
+		rel=${f#"$R"/}
+		[ -f "$FIX/$GEN/$rel" ] || continue
+		w=$(<"$f")
+		[[ $w == *'['* ]] && continue
+		list=$(tr -d '[]' <"$FIX/$GEN/$rel")
+		[[ " $list " == *" $w "* ]] || fail "thpd wrote '$w' to $rel, which lists only: $list"
+		new=" $list "
+		new=${new/ $w / [$w] }
+		new=${new# }
+		echo "${new% }" >"$f"
+	done < <(find "$T" -path '*/khugepaged' -prune -o -type f \
+		\( -name enabled -o -name shmem_enabled -o -name defrag \) -print)
+}
+
+# the current word of a knob (relative to the THP directory)
+word() {
+	local v
+	v=$(<"$T/$1")
+	if [[ $v == *'['* ]]; then
+		v=${v#*[}
+		v=${v%%]*}
+	fi
+	echo "$v"
+}
+
+start_thpd() {
+	THP_ROOT=$R STATE_DIRECTORY=$STATE RUNTIME_DIRECTORY=$RUN \
+		"$THPD" --config "$CONF" --socket "$SOCK" 2>"$BATS_TEST_TMPDIR/log" &
+	PID=$!
+	# the socket comes before the configuration is applied; a ping is answered after
+	if wait_until --pid "$PID" 10 "$CLIENT" --socket "$SOCK" '{"cmd":"ping"}'; then
+		settle
+		return 0
+	fi
+	cat "$BATS_TEST_TMPDIR/log" >&2
+	fail "thpd did not come up"
+}
+
+stop_thpd() {
+	[ -n "$PID" ] || return 0
+	if kill -0 "$PID" 2>/dev/null; then
+		kill -TERM "$PID"
+		for _ in $(seq 50); do
+			kill -0 "$PID" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$PID" 2>/dev/null || true
+	fi
+	wait "$PID" || STOP_RC=$?
+	PID=
+	settle
+}
+
+client() {
+	run timeout 10 "$CLIENT" --socket "$SOCK" "$@"
+	settle
+}
+
+@test "[Size N] and Shmem= are applied at start and restored on stop (6.12, 6.18)" {
+	for g in 6.12 6.18; do
+		use_gen "$g"
+		printf '[Global]\nShmem=advise\n[Size 64K]\nEnabled=always\nShmem=within_size\n[Size 2M]\nEnabled=madvise\n' >"$CONF"
+		start_thpd
+		assert_equal "$g: $(word shmem_enabled)" "$g: advise"
+		assert_equal "$g: $(word hugepages-64kB/enabled)" "$g: always"
+		assert_equal "$g: $(word hugepages-64kB/shmem_enabled)" "$g: within_size"
+		assert_equal "$g: $(word hugepages-2048kB/enabled)" "$g: madvise"
+		# untouched: a size the configuration does not name
+		assert_equal "$g: $(word hugepages-32kB/enabled)" "$g: never"
+		run -0 cat "$RUN/saved"
+		assert_line "hugepages-64kB/enabled never"
+		assert_line "hugepages-2048kB/enabled inherit"
+		assert_line "shmem_enabled never"
+		STOP_RC=0
+		stop_thpd
+		assert_equal "$g: exit $STOP_RC" "$g: exit 0"
+		for f in shmem_enabled hugepages-64kB/enabled hugepages-64kB/shmem_enabled hugepages-2048kB/enabled; do
+			assert_equal "$g $f: $(<"$T/$f")" "$g $f: $(<"$FIX/$g/$SYS/$f")"
+		done
+		run -0 grep 'Restored THP settings' "$BATS_TEST_TMPDIR/log"
+		assert_output --partial 'hugepages-64kB/enabled=never'
+		[ ! -e "$RUN/saved" ] || fail "$g: the runtime 'saved' file outlived a clean stop"
+	done
+}
+
+@test "a size the kernel lacks: warning with file:line, skipped, the rest applied (6.12, 6.18)" {
+	for g in 6.12 6.18; do
+		use_gen "$g"
+		printf '[Size 64K]\nEnabled=always\n\n[Size 4M]\nEnabled=madvise\n' >"$CONF"
+		start_thpd
+		run -0 grep 'hugepages-4096kB/enabled=madvise' "$BATS_TEST_TMPDIR/log"
+		assert_output --partial "warning: Not setting hugepages-4096kB/enabled=madvise (from the configuration, [Size 4M] at $CONF:5): this kernel has no 4M hugepages"
+		assert_output --partial "its sizes:"
+		assert_output --partial "2M); skipped"
+		assert_equal "$(word hugepages-64kB/enabled)" always
+		stop_thpd
+	done
+	# 6.12's anonymous sizes start at 16K: 8K has shmem_enabled only
+	use_gen 6.12
+	printf '[Size 8K]\nEnabled=always\nShmem=advise\n' >"$CONF"
+	start_thpd
+	run -0 grep 'hugepages-8kB' "$BATS_TEST_TMPDIR/log"
+	assert_output --partial "Not setting hugepages-8kB/enabled=always (from the configuration, [Size 8K] at $CONF:2): this kernel has no hugepages-8kB/enabled; skipped"
+	assert_equal "$(word hugepages-8kB/shmem_enabled)" advise
+}
+
+@test "kernels without per-size controls (6.1, patched 6.1): sizes skipped saying why, Shmem= applied" {
+	for g in 6.1 6.1-patched; do
+		use_gen "$g"
+		printf '[Global]\nShmem=within_size\n[Size 2M]\nEnabled=always\n' >"$CONF"
+		start_thpd
+		run -0 grep 'hugepages-2048kB' "$BATS_TEST_TMPDIR/log"
+		assert_output --partial "this kernel has no 2M hugepages (no $T/hugepages-2048kB; its sizes: none, no per-size controls); skipped"
+		assert_equal "$g: $(word shmem_enabled)" "$g: within_size"
+		run -0 "$CLIENT" --socket "$SOCK" '{"cmd":"ping"}'
+		stop_thpd
+		assert_equal "$g: $(<"$T/shmem_enabled")" "$g: $(<"$FIX/$g/$SYS/shmem_enabled")"
+	done
+}
+
+@test "bad Shmem=, Enabled= and [Size N]: fatal at file:line (exit 78), nothing changed" {
+	use_gen 6.12
+	printf '[Global]\nMode=madvise\n[Size 64K]\n\nEnabled=within_size\n' >"$CONF"
+	run -78 "$THPD" --check-config --config "$CONF"
+	assert_output --partial "$CONF:5: error: invalid Enabled=within_size in [Size 64K] (expected always, inherit, madvise or never)"
+	printf '[Size 48K]\nEnabled=always\n' >"$CONF.d/10-size.conf"
+	printf '[Global]\n' >"$CONF"
+	run -78 "$THPD" --check-config --config "$CONF"
+	assert_output --partial "$CONF.d/10-size.conf:2: error: [Size 48K]: not a hugepage size"
+	rm "$CONF.d/10-size.conf"
+	printf '[Global]\nShmem=inherit\n' >"$CONF"
+	run -78 env THP_ROOT="$R" STATE_DIRECTORY="$STATE" "$THPD" --config "$CONF" --socket "$SOCK"
+	assert_output --partial "error: $CONF:2: invalid Shmem=inherit (expected always, within_size, advise, never, deny or force)"
+	diff -r "$FIX/6.12/sys" "$R/sys" || fail "a fatal configuration changed the tree"
+}
+
+@test "thp_anon= and transparent_hugepage_shmem= on the kernel command line win over the configuration" {
+	use_gen 6.12
+	echo "BOOT_IMAGE=/vmlinuz thp_anon=16K-32K:always;128K,512K:inherit transparent_hugepage_shmem=advise thp_anon=64K:sometimes" \
+		>"$R/proc/cmdline"
+	printf '[Global]\nShmem=within_size\n[Size 32K]\nEnabled=never\n[Size 64K]\nEnabled=madvise\n' >"$CONF"
+	start_thpd
+	run -0 cat "$BATS_TEST_TMPDIR/log"
+	assert_output --partial "transparent_hugepage_shmem=advise on the kernel command line takes precedence over Shmem=within_size"
+	assert_output --partial "thp_anon= on the kernel command line sets 32K to always, over Enabled=never of [Size 32K]"
+	assert_output --partial "Ignoring a thp_anon= on the kernel command line that does not parse"
+	assert_equal "$(word shmem_enabled)" advise
+	assert_equal "$(word hugepages-16kB/enabled)" always
+	assert_equal "$(word hugepages-32kB/enabled)" always
+	assert_equal "$(word hugepages-128kB/enabled)" inherit
+	# the malformed thp_anon= is ignored whole: 64K keeps its configured value
+	assert_equal "$(word hugepages-64kB/enabled)" madvise
+	stop_thpd
+	# HonorKernelCmdline=no: the configuration applies
+	printf '[Global]\nHonorKernelCmdline=no\nShmem=within_size\n[Size 32K]\nEnabled=madvise\n' >"$CONF"
+	start_thpd
+	assert_equal "$(word shmem_enabled)" within_size
+	assert_equal "$(word hugepages-32kB/enabled)" madvise
+}
+
+@test "socket: enable/shmem with a size are persisted, applied again at the next start, restored on stop" {
+	use_gen 6.12
+	start_thpd
+	# one request at a time: the fake tree is settled between thpd's changes
+	client '{"cmd":"enable","value":"always","size":"64K,2M"}'
+	assert_output --partial '"ok":true'
+	client '{"cmd":"shmem","value":"within_size","size":"64K"}'
+	assert_output --partial '"ok":true'
+	client '{"cmd":"shmem","value":"advise"}'
+	assert_output --partial '"ok":true'
+	assert_equal "$(word hugepages-64kB/enabled)" always
+	assert_equal "$(word hugepages-2048kB/enabled)" always
+	assert_equal "$(word hugepages-64kB/shmem_enabled)" within_size
+	assert_equal "$(word shmem_enabled)" advise
+	run -0 cat "$STATE/state"
+	assert_output '{"version":1,"enabled":null,"defrag":null,"shmem_enabled":"advise","sizes":{"64K":{"enabled":"always","shmem_enabled":"within_size"},"2M":{"enabled":"always","shmem_enabled":null}}}'
+	client '{"cmd":"status"}'
+	assert_output --partial '"persisted":{"enabled":null,"defrag":null,"shmem_enabled":"advise","sizes":{"64K":{"enabled":"always","shmem_enabled":"within_size"},"2M":{"enabled":"always","shmem_enabled":null}}}'
+	run -0 grep 'set through the socket' "$BATS_TEST_TMPDIR/log"
+	assert_line --partial 'hugepages-64kB/enabled=always hugepages-2048kB/enabled=always set through the socket (was hugepages-64kB/enabled=never hugepages-2048kB/enabled=inherit)'
+	stop_thpd
+	# stop put back the host's values; the next start applies the persisted ones
+	assert_equal "$(word hugepages-64kB/enabled)" never
+	assert_equal "$(word hugepages-2048kB/enabled)" inherit
+	assert_equal "$(word shmem_enabled)" never
+	start_thpd
+	assert_equal "$(word hugepages-64kB/enabled)" always
+	assert_equal "$(word hugepages-2048kB/enabled)" always
+	assert_equal "$(word hugepages-64kB/shmem_enabled)" within_size
+	assert_equal "$(word shmem_enabled)" advise
+	# inherit is a size's own value like any other
+	client '{"cmd":"enable","value":"inherit","size":"2M"}'
+	assert_output --partial '"ok":true'
+	assert_equal "$(word hugepages-2048kB/enabled)" inherit
+	run -0 cat "$STATE/state"
+	assert_output --partial '"2M":{"enabled":"inherit","shmem_enabled":null}'
+}
+
+@test "socket: sizes and words the kernel lacks, bad sizes and members are refused, nothing changed" {
+	use_gen 6.12
+	start_thpd
+	client '{"cmd":"enable","value":"always","size":"64K,4M"}' \
+		'{"cmd":"enable","value":"within_size","size":"64K"}' \
+		'{"cmd":"enable","value":"always","size":"63K"}' \
+		'{"cmd":"enable","value":"always","size":"64K,"}' \
+		'{"cmd":"enable","value":"always","size":64}' \
+		'{"cmd":"defrag","value":"always","size":"64K"}' \
+		'{"cmd":"shmem","value":"inherit"}' \
+		'{"cmd":"shmem","value":"deny","size":"64K"}' \
+		'{"cmd":"enable","value":"always","size":"8K"}' \
+		'{"cmd":"shmem"}' \
+		'{"cmd":"ping"}'
+	assert_success
+	assert_line --index 0 --regexp 'this kernel has no 4M hugepages .*nothing was changed.*"errno":2'
+	assert_line --index 1 --regexp "invalid value 'within_size' for enable --size \(expected always, inherit, madvise or never\).*\"errno\":22"
+	assert_line --index 2 --regexp "invalid size '63K'.*\"errno\":22"
+	assert_line --index 3 --regexp 'invalid \\"size\\".*"errno":22'
+	assert_line --index 4 --regexp '\\"size\\" must be a string.*"errno":22'
+	assert_line --index 5 --regexp 'unexpected member \\"size\\" in a .defrag. request.*"errno":22'
+	assert_line --index 6 --regexp "invalid value 'inherit' for shmem \(expected always, within_size, advise, never, deny or force\).*\"errno\":22"
+	assert_line --index 7 --regexp "invalid value 'deny' for shmem --size.*\"errno\":22"
+	assert_line --index 8 --regexp 'this kernel has no hugepages-8kB\\/enabled; nothing was changed.*"errno":95'
+	assert_line --index 9 --regexp "'shmem' needs a string .*\"errno\":22"
+	assert_line --index 10 --partial '"ok":true'
+	assert_equal "$(word hugepages-64kB/enabled)" never
+	[ ! -e "$STATE/state" ] || fail "a refused change was persisted: $(cat "$STATE/state")"
+	run -0 setpriv --reuid=65534 --regid=65534 --clear-groups timeout 10 "$CLIENT" --socket "$SOCK" \
+		'{"cmd":"enable","value":"always","size":"64K"}'
+	assert_output --regexp "permission denied: 'enable' needs root.*\"errno\":1"
+	# no per-size controls at all
+	stop_thpd
+	use_gen 6.1
+	start_thpd
+	client '{"cmd":"enable","value":"always","size":"2M"}' '{"cmd":"shmem","value":"advise"}'
+	assert_line --index 0 --regexp 'this kernel has no 2M hugepages .*no per-size controls.*"errno":2'
+	assert_line --index 1 --partial '"ok":true'
+	assert_equal "$(word shmem_enabled)" advise
+}
+
+@test "a persisted size the kernel lacks (state from another kernel): warning, skipped, thpd runs" {
+	use_gen 6.12
+	echo '{"version":1,"enabled":null,"defrag":null,"sizes":{"4M":{"enabled":"always","shmem_enabled":null},"64K":{"enabled":"madvise","shmem_enabled":null}}}' \
+		>"$STATE/state"
+	start_thpd
+	run -0 cat "$BATS_TEST_TMPDIR/log"
+	assert_output --partial "Not setting hugepages-4096kB/enabled=always (from the persisted state): this kernel has no 4M hugepages"
+	assert_equal "$(word hugepages-64kB/enabled)" madvise
+}
