@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "adaptive.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,4 +87,13 @@ uint64_t thpd_adaptive_deadline(const struct thpd_adaptive *a,
 	if (!cfg->enabled || a->state != THPD_ASTATE_STEPPED_DOWN)
 		return 0;
 	return a->last_trouble + cfg->calm_usec;
+}
+
+const char *thpd_adaptive_size_step(const char *cur, enum thp_enabled step_down)
+{
+	int e = cur ? thp_enabled_from_name(cur) : -EINVAL;
+
+	if (e < 0 || e <= (int)step_down)
+		return NULL;
+	return thp_enabled_name(step_down);
 }

@@ -42,6 +42,14 @@ enum thpd_action thpd_adaptive_blocks(struct thpd_adaptive *a,
 /* the calm-period deadline passed (or any time: it only acts when due) */
 enum thpd_action thpd_adaptive_tick(struct thpd_adaptive *a,
 				    const struct thpd_adaptive_config *cfg, uint64_t now);
+/*
+ * Pure: what a size's own enabled word steps down to, the lower of it and
+ * StepDownMode= (as the top level does), or NULL to leave it: inherit
+ * follows the top level, which steps down itself, and a size already at or
+ * below StepDownMode= stays.
+ */
+const char *thpd_adaptive_size_step(const char *cur, enum thp_enabled step_down);
+
 /* when tick should be called next; 0 when nothing is pending */
 uint64_t thpd_adaptive_deadline(const struct thpd_adaptive *a,
 				const struct thpd_adaptive_config *cfg);

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,10 +33,62 @@ static void describe(char *buf, size_t size, const char *enabled, const char *de
 		 e < 0 ? "?" : thp_rfc_mode((enum thp_enabled)e, defrag), enabled, defrag);
 }
 
+/*
+ * Step every size whose own enabled is above StepDownMode= down to it,
+ * remembering its word for the step up; " 64K=always" per size into from
+ * and " 64K=madvise" into to. 0 or the first failed write's -errno.
+ */
+static int sizes_step_down(struct thpd *d, char *from, size_t fsize, char *to, size_t tsize)
+{
+	struct thp_model *m = malloc(sizeof(*m));
+	int r, ret = 0;
+
+	r = m ? thp_model_read(m) : -ENOMEM;
+	if (r < 0) {
+		log_err("Cannot read the THP controls to step the sizes down: %s", strerror(-r));
+		free(m);
+		return r;
+	}
+	for (int i = 0; i < m->nsizes && m->per_size; i++) {
+		const struct thp_size *s = &m->size[i];
+		const char *cur = thp_choice_value(&s->enabled);
+		const char *word = s->has_dir ?
+			thpd_adaptive_size_step(cur, d->cfg.adaptive.step_down_enabled) : NULL;
+		char name[16], old[16];
+		unsigned int j;
+
+		if (!word || !thp_choice_offers(&s->enabled, word))
+			continue;
+		snprintf(old, sizeof(old), "%s", cur);
+		r = thp_knob_set(m, THP_KNOB_SIZE_ENABLED, s->kib, word);
+		if (r < 0) {
+			log_err("Failed to step hugepages-%lukB/enabled down to %s: %s", s->kib, word,
+				strerror(-r));
+			ret = ret ? ret : r;
+			continue;
+		}
+		/* stepped down twice (a reload in between): the first word is the normal one */
+		for (j = 0; j < d->n_stepped && d->stepped[j].kib != s->kib; j++)
+			;
+		if (j == d->n_stepped && j < THP_SIZES_MAX) {
+			d->stepped[j].kib = s->kib;
+			snprintf(d->stepped[j].enabled, sizeof(d->stepped[j].enabled), "%s", old);
+			d->n_stepped++;
+		}
+		thp_size_name(s->kib, name, sizeof(name));
+		if (strlen(from) < fsize)
+			snprintf(from + strlen(from), fsize - strlen(from), " %s=%s", name, old);
+		if (strlen(to) < tsize)
+			snprintf(to + strlen(to), tsize - strlen(to), " %s=%s", name, word);
+	}
+	free(m);
+	return ret;
+}
+
 static void act(struct thpd *d, enum thpd_action a)
 {
 	const struct thpd_adaptive_config *cfg = &d->cfg.adaptive;
-	char from[96], to[96], to_enabled[16], to_defrag[16], why[512];
+	char from[512], to[512], to_enabled[16], to_defrag[16], why[512];
 	struct thp_state st;
 	int r, e;
 
@@ -56,6 +109,11 @@ static void act(struct thpd *d, enum thpd_action a)
 		snprintf(to_defrag, sizeof(to_defrag), "%s", d->normal_defrag);
 	}
 	describe(to, sizeof(to), to_enabled, to_defrag);
+	/* the sizes that are on by their own value step with the top level */
+	if (a == THPD_ACT_STEP_DOWN)
+		sizes_step_down(d, from, sizeof(from), to, sizeof(to));
+	else
+		thpd_sizes_step_up(d, from, sizeof(from), to, sizeof(to));
 	r = thpd_apply_settings(to_enabled, to_defrag, why, sizeof(why));
 	if (r < 0)
 		log_err("Failed to %s: %s", a == THPD_ACT_STEP_DOWN ? "step down" : "step up", why);

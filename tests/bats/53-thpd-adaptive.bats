@@ -127,6 +127,99 @@ thpd_is_normal() {
 	assert_equal "$(thp_get enabled)" madvise
 }
 
+# Per-size controls (6.8+): a size whose own enabled is always steps down
+# with the top level and comes back with it; inherit follows the top level,
+# a size already at StepDownMode= stays.
+need_sizes() {
+	[ -e "$THP/hugepages-64kB/enabled" ] && [ -e "$THP/hugepages-32kB/enabled" ] &&
+		[ -e "$THP/hugepages-2048kB/enabled" ] ||
+		skip "no hugepages-{32,64,2048}kB/enabled: this kernel has no per-size THP controls (6.8+)"
+}
+
+@test "memory pressure steps sizes at always down with the top level; calm puts them back" {
+	need_sizes
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <"$BATS_TEST_DIRNAME/fixtures/thpd-adaptive-pressure.conf"
+	thpd_conf "$THPD_DROPIN" <<-EOF
+		[Size 64K]
+		Enabled=always
+		[Size 32K]
+		Enabled=madvise
+		[Size 2M]
+		Enabled=inherit
+	EOF
+	thpd_start
+	assert_equal "$(thp_get hugepages-64kB/enabled)" always
+	assert_equal "$(thp_get hugepages-32kB/enabled)" madvise
+	local mark down up
+	mark=$(journal_mark)
+	pressure_cgroup
+	timeout 8 bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 128" \
+		>/dev/null 2>&1 &
+	local stress=$!
+	journal_wait 15 "$mark" step-down ||
+		{ wait $stress; fail "no step-down within 15 s of memory pressure"; }
+	down=$(events_since "$mark" step-down | head -1)
+	echo "# $(jq -r .MESSAGE <<<"$down")" >&3
+	assert_equal "$(jq -r .FROM <<<"$down")" "mode=1 enabled=always defrag=madvise 64K=always"
+	assert_equal "$(jq -r .TO <<<"$down")" "mode=custom enabled=madvise defrag=defer 64K=madvise"
+	wait $stress || true
+	journal_wait 30 "$mark" step-up || fail "no step-up within 30 s after the pressure ended"
+	up=$(events_since "$mark" step-up | head -1)
+	echo "# $(jq -r .MESSAGE <<<"$up")" >&3
+	# FROM= is read from sysfs at the step-up: 64K was madvise while stepped down
+	assert_equal "$(jq -r .FROM <<<"$up")" "mode=custom enabled=madvise defrag=defer 64K=madvise"
+	assert_equal "$(jq -r .TO <<<"$up")" "mode=1 enabled=always defrag=madvise 64K=always"
+	wait_until 30 thpd_is_normal || fail "thpd did not return to normal"
+	assert_equal "$(thp_get hugepages-64kB/enabled)" always
+	assert_equal "$(thp_get hugepages-32kB/enabled)" madvise
+	assert_equal "$(thp_get hugepages-2048kB/enabled)" inherit
+}
+
+@test "fragmentation steps sizes down (StepDownMode=never takes madvise too); reload and stop put them back" {
+	need_sizes
+	local orig64
+	orig64=$(thp_get hugepages-64kB/enabled)
+	[ "$orig64" != always ] || thp_set hugepages-64kB/enabled never
+	orig64=$(thp_get hugepages-64kB/enabled)
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Global]
+		Mode=always
+		[Size 64K]
+		Enabled=always
+		[Size 32K]
+		Enabled=madvise
+		[Adaptive]
+		Enabled=yes
+		PressureThresholdUSec=1000000
+		PressureWindowUSec=10000000
+		MinFreeBlocks=1000000
+		StepDownMode=never
+		CalmSec=2
+		CheckIntervalSec=1
+	EOF
+	local mark
+	mark=$(journal_mark)
+	thpd_start
+	journal_wait 15 "$mark" step-down ||
+		fail "no step-down although free blocks are far below MinFreeBlocks"
+	assert_equal "$(events_since "$mark" step-down | head -1 | jq -r .TO)" \
+		"mode=never enabled=never defrag=defer 32K=never 64K=never"
+	# free blocks stay low: stepped down it stays, sizes included
+	sleep 3
+	assert_equal "$(thp_get hugepages-64kB/enabled)" never
+	assert_equal "$(thp_get hugepages-32kB/enabled)" never
+	# a reload ends the step-down: the sizes go back before the target is applied
+	sed -i 's/^MinFreeBlocks=.*/MinFreeBlocks=0/' "$THPD_CONF_DIR/thpd.conf"
+	timeout 60 systemctl reload thpd.service
+	wait_until 15 grep -q '\[always\]' "$THP/hugepages-64kB/enabled" ||
+		fail "64K is not back at always after the reload: $(cat "$THP/hugepages-64kB/enabled")"
+	assert_equal "$(thp_get hugepages-64kB/enabled)" always
+	assert_equal "$(thp_get hugepages-32kB/enabled)" madvise
+	# stop: the host's own values
+	thpd_stop
+	assert_equal "$(thp_get hugepages-64kB/enabled)" "$orig64"
+}
+
 @test "an administrator's change while stepped down ends the step-down" {
 	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
 		[Global]

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * thpd's adaptive state machine (hysteresis, calm period), the persisted
- * state file (format with shmem_enabled and sizes, atomic save), the
- * originals file's format and socket authorization, on fixtures.
+ * thpd's adaptive state machine (hysteresis, calm period, what a size steps
+ * down to), the persisted state file (format with shmem_enabled and sizes,
+ * atomic save), the originals file's format and socket authorization, on
+ * fixtures.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -61,6 +62,18 @@ static void test_adaptive(void)
 	ok(thpd_adaptive_blocks(&a, c, 0, 1 * S) == THPD_ACT_NONE, "MinFreeBlocks=0 disables the check");
 	ok(thpd_adaptive_pressure(&a, c, 2 * S) == THPD_ACT_STEP_DOWN, "pressure still steps down");
 	ok(thpd_adaptive_tick(&a, c, 7 * S) == THPD_ACT_STEP_UP, "and calm alone steps up");
+
+	/* a size's own enabled steps as the top level does: to the lower of it and StepDownMode= */
+	ok(strcmp(thpd_adaptive_size_step("always", THP_MADVISE), "madvise") == 0 &&
+	   strcmp(thpd_adaptive_size_step("always", THP_NEVER), "never") == 0 &&
+	   strcmp(thpd_adaptive_size_step("madvise", THP_NEVER), "never") == 0,
+	   "a size at always (or madvise under StepDownMode=never) steps down");
+	ok(!thpd_adaptive_size_step("madvise", THP_MADVISE) && !thpd_adaptive_size_step("never", THP_MADVISE) &&
+	   !thpd_adaptive_size_step("always", THP_ALWAYS),
+	   "a size at or below StepDownMode= stays");
+	ok(!thpd_adaptive_size_step("inherit", THP_NEVER) && !thpd_adaptive_size_step(NULL, THP_NEVER) &&
+	   !thpd_adaptive_size_step("bogus", THP_NEVER),
+	   "inherit follows the top level (which steps itself); no value or an unknown word: left");
 }
 
 static void test_persist(void)
