@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * thpctl's client of thpd: one request, one reply, over the socket protocol
- * of lib/thp-proto.c (docs/abi.md). status, enable and defrag use it.
+ * of lib/thp-proto.c (docs/abi.md). status, enable, defrag and shmem use it.
  */
 #include "thpctl.h"
 #include "thp.h"
@@ -24,6 +24,12 @@ const char *thpctl_socket_path(void)
 int thpctl_call(const char *cmd, const char *value, struct json_object **reply,
 		const char **why)
 {
+	return thpctl_call_size(cmd, value, NULL, reply, why);
+}
+
+int thpctl_call_size(const char *cmd, const char *value, const char *size,
+		     struct json_object **reply, const char **why)
+{
 	const char *path = thpctl_socket_path();
 	struct json_object *req, *ok, *err, *eno;
 	int fd, r;
@@ -39,6 +45,8 @@ int thpctl_call(const char *cmd, const char *value, struct json_object **reply,
 	jadd_str(req, "cmd", cmd);
 	if (value)
 		jadd_str(req, "value", value);
+	if (size)
+		jadd_str(req, "size", size);
 	r = req ? thp_proto_call(fd, req, reply, THPD_TIMEOUT_MS) : -ENOMEM;
 	json_object_put(req);
 	close(fd);

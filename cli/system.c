@@ -461,7 +461,47 @@ static void print_sizes(const struct thp_model *m, bool shmem, const unsigned lo
 	}
 }
 
-#define NOT_KEPT "written to sysfs: thpd does not keep per-size or shmem values, so this lasts until reboot"
+#define NOT_KEPT "written to sysfs: thpd is not running, so this lasts until reboot"
+#define KEPT "set by thpd, which keeps it"
+
+/*
+ * Per-size and shmem values go through thpd when it runs, as enable and
+ * defrag do, so that it persists them: 1 when thpd set them (m then holds
+ * the word: a sysfs store takes it whole or fails, whoever wrote it), 0
+ * when thpd is not running (write sysfs), -1 when it refused (said).
+ */
+static int shmem_size_via_thpd(const char *cmd, const char *word, const unsigned long *kibs, int n,
+			       struct thp_model *m)
+{
+	bool shmem = strcmp(cmd, "shmem") == 0;
+	struct json_object *reply;
+	char list[THP_SIZES_MAX * 8], name[16];
+	const char *why;
+	size_t used = 0;
+	int r;
+
+	list[0] = '\0';
+	for (int i = 0; i < n && used < sizeof(list); i++)
+		used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? "," : "",
+					 thp_size_name(kibs[i], name, sizeof(name)));
+	r = thpctl_call_size(cmd, word, n ? list : NULL, &reply, &why);
+	if (r < 0)
+		return -1;
+	if (r == 0) {
+		if (strcmp(why, strerror(ENOENT)) && strcmp(why, strerror(ECONNREFUSED)))
+			log_error("could not reach thpd at %s: %s", thpctl_socket_path(), why);
+		return 0;
+	}
+	json_object_put(reply);
+	if (!n)
+		thp_choice_set(&m->shmem_enabled, word);
+	for (int i = 0; i < n; i++) {
+		struct thp_size *s = (struct thp_size *)thp_model_size(m, kibs[i]);
+
+		thp_choice_set(shmem ? &s->shmem_enabled : &s->enabled, word);
+	}
+	return 1;
+}
 
 /* enable/shmem WORD --size LIST (or inherit, every size) */
 static int set_sizes(struct verb_args *a, bool shmem)
@@ -488,6 +528,14 @@ static int set_sizes(struct verb_args *a, bool shmem)
 	r = parse_sizes(verb, a->sizes ? a->sizes : "all", &m, knob, kibs, &n);
 	if (r != EXIT_OK)
 		return r;
+	r = shmem_size_via_thpd(verb, word, kibs, n, &m);
+	if (r < 0)
+		return EXIT_FAIL;
+	if (r > 0) {
+		print_sizes(&m, shmem, kibs, n);
+		printf("(" KEPT ")\n");
+		return check_sizes(&m, shmem, word, kibs, n);
+	}
 	for (int i = 0; i < n; i++) {
 		r = thp_knob_set(&m, knob, kibs[i], word);
 		if (r < 0) {
@@ -614,6 +662,17 @@ int verb_shmem(struct verb_args *a)
 				   word, thp_knob_words_text(THP_KNOB_SHMEM_ENABLED, words, sizeof(words)));
 	if (model_or_fail(&m) < 0)
 		return EXIT_FAIL;
+	if (m.shmem_enabled.n) {
+		r = shmem_size_via_thpd("shmem", word, NULL, 0, &m);
+		if (r < 0)
+			return EXIT_FAIL;
+		if (r > 0) {
+			printf("shmem_enabled=%s\n", word);
+			print_sizes(&m, true, &thp_model_pmd(&m)->kib, 1);
+			printf("(" KEPT ")\n");
+			return check_top(&m, true, word);
+		}
+	}
 	r = thp_knob_set(&m, THP_KNOB_SHMEM_ENABLED, 0, word);
 	if (r == -EOPNOTSUPP) {
 		log_error("shmem: this kernel has no shmem THP control (no %s)",

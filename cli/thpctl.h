@@ -88,6 +88,9 @@ const char *thpctl_socket_path(void);
  */
 int thpctl_call(const char *cmd, const char *value, struct json_object **reply,
 		const char **why);
+/* the same with "size" (a "64K,2M" list) when size is not NULL */
+int thpctl_call_size(const char *cmd, const char *value, const char *size,
+		     struct json_object **reply, const char **why);
 
 /* process.c: a PID operand (decimal, > 0) */
 bool parse_pid(const char *s, pid_t *pid);

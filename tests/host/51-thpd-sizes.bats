@@ -301,3 +301,32 @@ client() {
 	assert_output --partial "Not setting hugepages-4096kB/enabled=always (from the persisted state): this kernel has no 4M hugepages"
 	assert_equal "$(word hugepages-64kB/enabled)" madvise
 }
+
+@test "thpctl enable --size and shmem go through thpd when it runs, which persists them" {
+	use_gen 6.12
+	start_thpd
+	THPCTL=$BUILD_DIR/thpctl
+	run -0 env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$THPCTL" enable always --size 64K,2M
+	assert_output --partial "64K: enabled=always effective=always"
+	assert_output --partial "(set by thpd, which keeps it)"
+	settle
+	run -0 env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$THPCTL" shmem advise
+	assert_output --partial "(set by thpd, which keeps it)"
+	settle
+	run -0 cat "$STATE/state"
+	assert_output --partial '"shmem_enabled":"advise","sizes":{"64K":{"enabled":"always","shmem_enabled":null},"2M":{"enabled":"always","shmem_enabled":null}}'
+	assert_equal "$(word hugepages-64kB/enabled)" always
+	# thpd's refusal (here: it cannot save) is thpctl's failure, and nothing
+	# is written behind its back
+	rm -rf "$STATE"
+	run -1 env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$THPCTL" shmem within_size
+	assert_output --partial "thpd refused 'shmem within_size': cannot save the setting"
+	assert_equal "$(word shmem_enabled)" advise
+	run -1 env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$THPCTL" enable never --size 64K
+	assert_output --partial "thpd refused 'enable never'"
+	assert_equal "$(word hugepages-64kB/enabled)" always
+	# without thpd: straight to sysfs, and said so
+	stop_thpd
+	run -0 env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$THPCTL" enable madvise --size 32K
+	assert_output --partial "(written to sysfs: thpd is not running, so this lasts until reboot)"
+}

@@ -7,6 +7,7 @@ load ../helpers
 load ../thpd
 
 MARK=/var/lib/thp-stack-tests/thpd-reboot-expected
+MARK_SIZES=/var/lib/thp-stack-tests/thpd-reboot-sizes
 
 setup_file() {
 	[ -e "$MARK" ] || skip "69-thpd-reboot-prep.bats did not run before the reboot"
@@ -16,7 +17,7 @@ setup_file() {
 
 teardown_file() {
 	timeout 60 systemctl disable --now thpd.service thpd.socket || true
-	rm -f "$MARK" "$THPD_STATE"
+	rm -f "$MARK" "$MARK_SIZES" "$THPD_STATE"
 	rmdir /var/lib/thp-stack-tests 2>/dev/null || true
 	systemctl reset-failed thpd.service thpd.socket 2>/dev/null || true
 }
@@ -33,4 +34,15 @@ teardown_file() {
 	assert_equal "$(thp_get enabled)" "$EXPECTED"
 	run -0 thpd_call '{"cmd":"status"}'
 	assert_output --partial "\"persisted\":{\"enabled\":\"$EXPECTED\""
+}
+
+@test "the per-size and shmem values set through the socket before the reboot are back" {
+	[ -e "$MARK_SIZES" ] ||
+		skip "69-thpd-reboot-prep.bats persisted no per-size values (this kernel has no per-size THP controls)"
+	local file want
+	while read -r file want; do
+		assert_equal "$file=$(thp_knob_value "$THP/$file")" "$file=$want"
+	done <"$MARK_SIZES"
+	run -0 thpd_call '{"cmd":"status"}'
+	assert_output --partial '"shmem_enabled":"advise","sizes":{"64K":{"enabled":"always"'
 }
