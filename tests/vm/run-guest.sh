@@ -7,7 +7,7 @@
 #                             suites in tests/bats/reboot/ after a guest reboot
 #   --filter REGEX            check: only tests whose name matches (bats --filter)
 #   --script PATH             exec: run PATH as root in the guest with ARGS
-#   --timeout SEC             hard limit per boot (default: check 3000,
+#   --timeout SEC             hard limit per boot (default: check 3600,
 #                             exec 1800, shell 14400); THP_VM_TIMEOUT too
 #   --kvm                     use KVM instead of TCG (opt-in; slow here)
 #   --memory MIB              guest memory (default 2048)
@@ -72,7 +72,7 @@ case $stock in
 *) echo "run-guest: --stock '$stock': the stock kernels are 6.1 and 6.12" >&2; exit 2 ;;
 esac
 case $mode in
-check) : "${timeout:=$((3000 + ${stress:-0}))}" ;;
+check) : "${timeout:=$((3600 + ${stress:-0}))}" ;;
 exec) : "${timeout:=1800}"; [ -n "$script" ] || { echo "run-guest: --mode exec needs --script" >&2; exit 2; } ;;
 shell) : "${timeout:=14400}" ;;
 *) echo "run-guest: --mode check|exec|shell" >&2; exit 2 ;;

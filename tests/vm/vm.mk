@@ -18,7 +18,7 @@ STOCK_SERIES := 6.1 6.12
 # reboot/..., run after a reboot). A suite for 6.12 features adds itself here.
 STOCK_CHECK_SUITES := 40-thpctl.bats 41-thpctl-mthp.bats 50-thpd-service.bats 51-thpd-config.bats \
 	52-thpd-socket.bats 53-thpd-adaptive.bats 54-thpd-rules.bats 72-thpd-faults.bats \
-	81-metrics.bats 69-thpd-reboot-prep.bats reboot/50-thpd-persist.bats
+	81-metrics.bats 99-thpd-reboot-prep.bats reboot/50-thpd-persist.bats
 # the second boot's test: mode 2 from the kernel command line
 MODE2_FILTER := --filter 'command line'
 

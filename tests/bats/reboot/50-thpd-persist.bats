@@ -1,6 +1,6 @@
 #!/usr/bin/env bats
 # After the reboot: thpd was started by systemd at boot and put back what
-# was set through its socket before the reboot (69-thpd-reboot-prep.bats).
+# was set through its socket before the reboot (99-thpd-reboot-prep.bats).
 # Cleans up everything that suite left behind.
 
 load ../helpers
@@ -10,7 +10,7 @@ MARK=/var/lib/thp-stack-tests/thpd-reboot-expected
 MARK_SIZES=/var/lib/thp-stack-tests/thpd-reboot-sizes
 
 setup_file() {
-	[ -e "$MARK" ] || skip "69-thpd-reboot-prep.bats did not run before the reboot"
+	[ -e "$MARK" ] || skip "99-thpd-reboot-prep.bats did not run before the reboot"
 	EXPECTED=$(cat "$MARK")
 	export EXPECTED
 }
@@ -38,7 +38,7 @@ teardown_file() {
 
 @test "the per-size and shmem values set through the socket before the reboot are back" {
 	[ -e "$MARK_SIZES" ] ||
-		skip "69-thpd-reboot-prep.bats persisted no per-size values (this kernel has no per-size THP controls)"
+		skip "99-thpd-reboot-prep.bats persisted no per-size values (this kernel has no per-size THP controls)"
 	local file want
 	while read -r file want; do
 		assert_equal "$file=$(thp_knob_value "$THP/$file")" "$file=$want"

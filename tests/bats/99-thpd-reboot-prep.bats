@@ -10,8 +10,9 @@
 # enabled units (plus a marker naming the expected mode). The after-reboot
 # suite removes all of it. thpd is stopped and the knobs are restored here
 # as usual, and thpd started again if it ran before (it then applies the
-# persisted setting, as it will at the next boot). Numbered last of the
-# thpd range so that no other suite disturbs the state in between.
+# persisted setting, as it will at the next boot). Numbered last of all
+# suites so that no other one disturbs the state in between (80-package
+# purges thpd, which removes /var/lib/thpd).
 
 load helpers
 load thpd
