@@ -5,13 +5,7 @@
 # the guest suites tests/bats/5*.bats.
 
 bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
-load ../bats/hold
-
-: "${BUILD_DIR:=build}"
-THPD=$BUILD_DIR/thpd
-CLIENT=$BUILD_DIR/helpers/thpd-client
+load thpd-host
 
 setup() {
 	[ -x "$THPD" ] || skip "no $THPD (run make first)"
@@ -23,25 +17,13 @@ setup() {
 	echo 4096 >"$T/khugepaged/pages_to_scan"
 	echo "BOOT_IMAGE=/vmlinuz root=/dev/sda1" >"$R/proc/cmdline"
 	CONF=$BATS_TEST_TMPDIR/etc/thpd.conf
-	# a directory others may traverse: some tests connect as nobody
-	SOCKDIR=$(mktemp -d /tmp/thpd-host.XXXXXX)
-	chmod 755 "$SOCKDIR"
-	SOCK=$SOCKDIR/thpd.sock
+	thpd_sockdir
 	: >"$CONF"
 	PID=
 }
 
 teardown() {
-	if [ -n "$PID" ] && kill -0 "$PID" 2>/dev/null; then
-		kill -TERM "$PID"
-		# a thpd stuck where SIGTERM cannot end it must not hang the suite
-		for _ in $(seq 50); do
-			kill -0 "$PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$PID" 2>/dev/null || true
-		wait "$PID" || true
-	fi
+	[ -z "$PID" ] || thpd_end || true
 	rm -rf "$SOCKDIR"
 }
 

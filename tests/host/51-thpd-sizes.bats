@@ -8,13 +8,7 @@
 # real kernel (a reboot, pressure) is in the guest suites 53 and 69.
 
 bats_require_minimum_version 1.5.0
-load '/usr/lib/bats/bats-support/load'
-load '/usr/lib/bats/bats-assert/load'
-load ../bats/hold
-
-: "${BUILD_DIR:=build}"
-THPD=$BUILD_DIR/thpd
-CLIENT=$BUILD_DIR/helpers/thpd-client
+load thpd-host
 FIX=$BATS_TEST_DIRNAME/fixtures
 SYS=sys/kernel/mm/transparent_hugepage
 
@@ -27,10 +21,7 @@ setup() {
 	RUN=$BATS_TEST_TMPDIR/run
 	mkdir -p "$R/proc" "$STATE" "$RUN" "$CONF.d"
 	echo "BOOT_IMAGE=/vmlinuz root=/dev/sda1" >"$R/proc/cmdline"
-	# a directory others may traverse: one test connects as nobody
-	SOCKDIR=$(mktemp -d /tmp/thpd-host.XXXXXX)
-	chmod 755 "$SOCKDIR"
-	SOCK=$SOCKDIR/thpd.sock
+	thpd_sockdir
 	: >"$CONF"
 	PID=
 }
@@ -93,16 +84,7 @@ start_thpd() {
 
 stop_thpd() {
 	[ -n "$PID" ] || return 0
-	if kill -0 "$PID" 2>/dev/null; then
-		kill -TERM "$PID"
-		for _ in $(seq 50); do
-			kill -0 "$PID" 2>/dev/null || break
-			sleep 0.1
-		done
-		kill -KILL "$PID" 2>/dev/null || true
-	fi
-	wait "$PID" || STOP_RC=$?
-	PID=
+	thpd_end || STOP_RC=$?
 	settle
 }
 
