@@ -100,24 +100,28 @@ thpd_is_normal() {
 	assert_output --partial "\"state\":\"normal\",\"switches\":$n"
 }
 
-@test "fragmentation below MinFreeBlocks steps down and stays down (hysteresis)" {
-	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
-		[Global]
-		Mode=always
-		[Adaptive]
-		Enabled=yes
-		PressureThresholdUSec=1000000
-		PressureWindowUSec=10000000
-		MinFreeBlocks=1000000
-		CalmSec=2
-		CheckIntervalSec=1
-	EOF
-	local mark
-	mark=$(journal_mark)
+# start_fragmented [CONF LINE...]: start thpd with Mode=always, the given
+# [Global]-level lines (e.g. [Size N] sections) and an [Adaptive] section
+# whose MinFreeBlocks no guest reaches (plus any Adaptive= lines in
+# ADAPTIVE_EXTRA); wait for the step-down and set MARK before it
+start_fragmented() {
+	{
+		printf '[Global]\nMode=always\n'
+		printf '%s\n' "$@"
+		printf '[Adaptive]\nEnabled=yes\nPressureThresholdUSec=1000000\n'
+		printf 'PressureWindowUSec=10000000\nMinFreeBlocks=1000000\n'
+		[ -z "${ADAPTIVE_EXTRA:-}" ] || printf '%s\n' "$ADAPTIVE_EXTRA"
+		printf 'CalmSec=2\nCheckIntervalSec=1\n'
+	} | thpd_conf "$THPD_CONF_DIR/thpd.conf"
+	MARK=$(journal_mark)
 	thpd_start
-	journal_wait 15 "$mark" step-down ||
+	journal_wait 15 "$MARK" step-down ||
 		fail "no step-down although free blocks are far below MinFreeBlocks"
-	run -0 journal_messages "$mark" step-down
+}
+
+@test "fragmentation below MinFreeBlocks steps down and stays down (hysteresis)" {
+	start_fragmented
+	run -0 journal_messages "$MARK" step-down
 	assert_output --regexp 'fragmentation: [0-9]+ free order-9 blocks, below 1000000'
 	assert_equal "$(thp_get enabled)" madvise
 	# calm period passes, but free blocks stay low: no step-up
@@ -181,28 +185,9 @@ need_sizes() {
 	orig64=$(thp_get hugepages-64kB/enabled)
 	[ "$orig64" != always ] || thp_set hugepages-64kB/enabled never
 	orig64=$(thp_get hugepages-64kB/enabled)
-	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
-		[Global]
-		Mode=always
-		[Size 64K]
-		Enabled=always
-		[Size 32K]
-		Enabled=madvise
-		[Adaptive]
-		Enabled=yes
-		PressureThresholdUSec=1000000
-		PressureWindowUSec=10000000
-		MinFreeBlocks=1000000
-		StepDownMode=never
-		CalmSec=2
-		CheckIntervalSec=1
-	EOF
-	local mark
-	mark=$(journal_mark)
-	thpd_start
-	journal_wait 15 "$mark" step-down ||
-		fail "no step-down although free blocks are far below MinFreeBlocks"
-	assert_equal "$(events_since "$mark" step-down | head -1 | jq -r .TO)" \
+	ADAPTIVE_EXTRA=StepDownMode=never start_fragmented \
+		'[Size 64K]' Enabled=always '[Size 32K]' Enabled=madvise
+	assert_equal "$(events_since "$MARK" step-down | head -1 | jq -r .TO)" \
 		"mode=never enabled=never defrag=defer 32K=never 64K=never"
 	# free blocks stay low: stepped down it stays, sizes included
 	sleep 3
