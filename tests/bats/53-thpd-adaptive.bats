@@ -52,39 +52,45 @@ thpd_is_normal() {
 # loaded host wall-clock bounds are noise (1.65 s on an idle machine, 2.13 s
 # with the machine at load 10); the test asserts the step-down and its
 # contents, with a bounded wait.
+# press: MARK, then a thp-touch (STRESS, 8 s) beyond memory.high in a
+# cgroup; waits for thpd's step-down, DOWN its event, T0 when it started.
+# Anonymous memory beyond memory.high with no swap cannot be reclaimed: the
+# task is throttled, which is a memory stall (PSI "some").
+press() {
+	MARK=$(journal_mark)
+	pressure_cgroup
+	T0=$(date +%s%6N)
+	timeout 8 bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 128" \
+		>/dev/null 2>&1 &
+	STRESS=$!
+	journal_wait 15 "$MARK" step-down ||
+		{ wait $STRESS; fail "no step-down within 15 s of memory pressure"; }
+	DOWN=$(events_since "$MARK" step-down | head -1)
+}
+
 @test "memory pressure in a cgroup: step-down logged, step-up after the calm period" {
 	thpd_conf "$THPD_CONF_DIR/thpd.conf" <"$BATS_TEST_DIRNAME/fixtures/thpd-adaptive-pressure.conf"
 	thpd_start
 	assert_equal "$(thp_get enabled)" always
-	local mark t0 ts down up
-	mark=$(journal_mark)
-	pressure_cgroup
-	t0=$(date +%s%6N)
-	# anonymous memory beyond memory.high with no swap cannot be reclaimed:
-	# the task is throttled, which is a memory stall (PSI "some")
-	timeout 8 bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 128" \
-		>/dev/null 2>&1 &
-	local stress=$!
-	journal_wait 15 "$mark" step-down ||
-		{ wait $stress; fail "no step-down within 15 s of memory pressure"; }
-	down=$(events_since "$mark" step-down | head -1)
-	ts=$(jq -r .__REALTIME_TIMESTAMP <<<"$down")
-	echo "# step-down $(((ts - t0) / 1000)) ms after the pressure started (goal 2000 ms): $(jq -r .MESSAGE <<<"$down")" >&3
-	assert_equal "$(jq -r .FROM <<<"$down")" "mode=1 enabled=always defrag=madvise"
-	assert_equal "$(jq -r .TO <<<"$down")" "mode=custom enabled=madvise defrag=defer"
-	[[ $(jq -r .REASON <<<"$down") == "memory pressure"* ]] || fail "REASON=$(jq -r .REASON <<<"$down")"
+	local ts up
+	press
+	ts=$(jq -r .__REALTIME_TIMESTAMP <<<"$DOWN")
+	echo "# step-down $(((ts - T0) / 1000)) ms after the pressure started (goal 2000 ms): $(jq -r .MESSAGE <<<"$DOWN")" >&3
+	assert_equal "$(jq -r .FROM <<<"$DOWN")" "mode=1 enabled=always defrag=madvise"
+	assert_equal "$(jq -r .TO <<<"$DOWN")" "mode=custom enabled=madvise defrag=defer"
+	[[ $(jq -r .REASON <<<"$DOWN") == "memory pressure"* ]] || fail "REASON=$(jq -r .REASON <<<"$DOWN")"
 	# What sysfs holds while stepped down is checked through the step-up's
 	# FROM=, which thpd reads from sysfs: sampling it here raced with the
 	# calm period on a slow (debug) kernel.
 
-	wait $stress || true
+	wait $STRESS || true
 	# calm 4 s after the last pressure event, then step up
-	journal_wait 30 "$mark" step-up ||
+	journal_wait 30 "$MARK" step-up ||
 		fail "no step-up within 30 s after the pressure ended"
-	up=$(events_since "$mark" step-up | head -1)
+	up=$(events_since "$MARK" step-up | head -1)
 	echo "# $(jq -r .MESSAGE <<<"$up")" >&3
 	local last_down
-	last_down=$(events_since "$mark" step-down | tail -1 | jq -r .__REALTIME_TIMESTAMP)
+	last_down=$(events_since "$MARK" step-down | tail -1 | jq -r .__REALTIME_TIMESTAMP)
 	[ $(($(jq -r .__REALTIME_TIMESTAMP <<<"$up") - last_down)) -ge 4000000 ] ||
 		fail "stepped up less than CalmSec=4 after stepping down"
 	assert_equal "$(jq -r .FROM <<<"$up")" "mode=custom enabled=madvise defrag=defer"
@@ -95,7 +101,7 @@ thpd_is_normal() {
 	assert_equal "$(thp_get enabled)" always
 	assert_equal "$(thp_get defrag)" madvise
 	local n
-	n=$(($(events_since "$mark" step-down | wc -l) + $(events_since "$mark" step-up | wc -l)))
+	n=$(($(events_since "$MARK" step-down | wc -l) + $(events_since "$MARK" step-up | wc -l)))
 	run -0 thpd_call '{"cmd":"status"}'
 	assert_output --partial "\"state\":\"normal\",\"switches\":$n"
 }
@@ -154,21 +160,14 @@ need_sizes() {
 	thpd_start
 	assert_equal "$(thp_get hugepages-64kB/enabled)" always
 	assert_equal "$(thp_get hugepages-32kB/enabled)" madvise
-	local mark down up
-	mark=$(journal_mark)
-	pressure_cgroup
-	timeout 8 bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 128" \
-		>/dev/null 2>&1 &
-	local stress=$!
-	journal_wait 15 "$mark" step-down ||
-		{ wait $stress; fail "no step-down within 15 s of memory pressure"; }
-	down=$(events_since "$mark" step-down | head -1)
-	echo "# $(jq -r .MESSAGE <<<"$down")" >&3
-	assert_equal "$(jq -r .FROM <<<"$down")" "mode=1 enabled=always defrag=madvise 64K=always"
-	assert_equal "$(jq -r .TO <<<"$down")" "mode=custom enabled=madvise defrag=defer 64K=madvise"
-	wait $stress || true
-	journal_wait 30 "$mark" step-up || fail "no step-up within 30 s after the pressure ended"
-	up=$(events_since "$mark" step-up | head -1)
+	local up
+	press
+	echo "# $(jq -r .MESSAGE <<<"$DOWN")" >&3
+	assert_equal "$(jq -r .FROM <<<"$DOWN")" "mode=1 enabled=always defrag=madvise 64K=always"
+	assert_equal "$(jq -r .TO <<<"$DOWN")" "mode=custom enabled=madvise defrag=defer 64K=madvise"
+	wait $STRESS || true
+	journal_wait 30 "$MARK" step-up || fail "no step-up within 30 s after the pressure ended"
+	up=$(events_since "$MARK" step-up | head -1)
 	echo "# $(jq -r .MESSAGE <<<"$up")" >&3
 	# FROM= is read from sysfs at the step-up: 64K was madvise while stepped down
 	assert_equal "$(jq -r .FROM <<<"$up")" "mode=custom enabled=madvise defrag=defer 64K=madvise"
