@@ -273,6 +273,89 @@ int thpd_sizes_step_up(struct thpd *d, char *from, size_t fsize, char *to, size_
 	return ret;
 }
 
+/*
+ * What a step-down is about to replace (the normal enabled and defrag and
+ * each stepped size's own word), kept in the runtime directory until the
+ * step-up: a thpd that crashes while stepped down is restarted by systemd
+ * and puts them back (stepped_recover) instead of taking the stepped-down
+ * values for the host's.
+ */
+void thpd_stepped_save(struct thpd *d)
+{
+	struct thpd_originals s;
+	int r;
+
+	if (!d->runtime_dir[0])
+		return;
+	memset(&s, 0, sizeof(s));
+	s.have_enabled = s.have_defrag = true;
+	snprintf(s.enabled, sizeof(s.enabled), "%s", d->normal_enabled);
+	snprintf(s.defrag, sizeof(s.defrag), "%s", d->normal_defrag);
+	for (unsigned int i = 0; i < d->n_stepped; i++) {
+		s.sizes[i].kib = d->stepped[i].kib;
+		s.sizes[i].have_enabled = true;
+		snprintf(s.sizes[i].enabled, sizeof(s.sizes[i].enabled), "%s", d->stepped[i].enabled);
+	}
+	s.n_sizes = d->n_stepped;
+	r = thpd_originals_store(d->runtime_dir, THPD_STEPPED_FILE, &s);
+	if (r < 0)
+		log_warn("Cannot write %s/" THPD_STEPPED_FILE
+			 ": %s; a restart after a crash would leave the host stepped down",
+			 d->runtime_dir, strerror(-r));
+}
+
+void thpd_stepped_forget(struct thpd *d)
+{
+	if (d->runtime_dir[0])
+		thpd_originals_forget(d->runtime_dir, THPD_STEPPED_FILE);
+}
+
+/* a crashed instance was stepped down: put back what its step-down replaced */
+static void stepped_recover(struct thpd *d)
+{
+	struct thpd_originals s;
+	char why[512], sizes[512];
+	int r;
+
+	if (!d->runtime_dir[0])
+		return;
+	r = thpd_originals_load(d->runtime_dir, THPD_STEPPED_FILE, &s);
+	if (r == -ENOENT)
+		return;
+	if (r < 0) {
+		log_warn("Ignoring %s/" THPD_STEPPED_FILE ": %s", d->runtime_dir, strerror(-r));
+		goto out;
+	}
+	restore_shmem_sizes(&s, sizes, sizeof(sizes));
+	r = thpd_apply_settings(s.have_enabled ? s.enabled : NULL, s.have_defrag ? s.defrag : NULL,
+				why, sizeof(why));
+	if (r < 0)
+		log_err("Failed to step up to enabled=%s defrag=%s: %s", s.enabled, s.defrag, why);
+	log_event(LOG_NOTICE, "step-up",
+		  "Restarted while stepped down: put back enabled=%s defrag=%s%s", s.enabled,
+		  s.defrag, sizes);
+out:
+	thpd_stepped_forget(d);
+}
+
+/* stopping while stepped down without a restore: the normal values, not the stepped ones */
+static void stepped_undo(struct thpd *d)
+{
+	char why[512], sizes[512] = "";
+	int r;
+
+	if (d->adaptive.state != THPD_ASTATE_STEPPED_DOWN)
+		return;
+	thpd_sizes_step_up(d, NULL, 0, sizes, sizeof(sizes));
+	r = thpd_apply_settings(d->normal_enabled, d->normal_defrag, why, sizeof(why));
+	if (r < 0)
+		log_err("Failed to step up to enabled=%s defrag=%s: %s", d->normal_enabled,
+			d->normal_defrag, why);
+	d->adaptive.state = THPD_ASTATE_NORMAL;
+	log_event(LOG_NOTICE, "step-up", "Stopping while stepped down: put back enabled=%s defrag=%s%s",
+		  d->normal_enabled, d->normal_defrag, sizes);
+}
+
 void thpd_restore(struct thpd *d)
 {
 	const struct thpd_originals *o = &d->originals;
@@ -281,8 +364,10 @@ void thpd_restore(struct thpd *d)
 
 	if (!o->have_enabled && !o->have_defrag && !o->have_shmem && !o->n_sizes)
 		return;	/* never got as far as saving anything */
-	if (!d->cfg.restore_on_stop)
+	if (!d->cfg.restore_on_stop) {
+		stepped_undo(d);
 		goto out;
+	}
 	restore_shmem_sizes(o, sizes, sizeof(sizes));
 	r = thpd_apply_settings(o->have_enabled ? o->enabled : NULL,
 				o->have_defrag ? o->defrag : NULL, why, sizeof(why));
@@ -299,7 +384,8 @@ void thpd_restore(struct thpd *d)
 	log_event(LOG_INFO, "restored", "Restored THP settings to enabled=%s defrag=%s%s",
 		  o->enabled, o->defrag, sizes);
 out:
-	thpd_originals_forget(d->runtime_dir);
+	thpd_originals_forget(d->runtime_dir, THPD_ORIGINALS_FILE);
+	thpd_stepped_forget(d);
 }
 
 /* ---- applying ---- */
@@ -464,7 +550,7 @@ static int self_check(struct thpd *d)
 /* the host's values before thpd: from a crashed instance's file, else the kernel */
 static void originals_init(struct thpd *d)
 {
-	int r = thpd_originals_load(d->runtime_dir, &d->originals);
+	int r = thpd_originals_load(d->runtime_dir, THPD_ORIGINALS_FILE, &d->originals);
 
 	if (r == 0) {
 		log_info("Restarted: original settings from %s/" THPD_ORIGINALS_FILE
@@ -477,7 +563,7 @@ static void originals_init(struct thpd *d)
 	thpd_originals_read_kernel(&d->originals);
 	if (!d->runtime_dir[0])
 		return;
-	r = thpd_originals_store(d->runtime_dir, &d->originals);
+	r = thpd_originals_store(d->runtime_dir, THPD_ORIGINALS_FILE, &d->originals);
 	if (r < 0)
 		log_warn("Cannot write %s/" THPD_ORIGINALS_FILE
 			 ": %s; a restart after a crash will not know the original settings",
@@ -565,6 +651,7 @@ static int configure(struct thpd *d, bool starting)
 		if (r < 0)
 			return r;
 		originals_init(d);
+		stepped_recover(d);
 		boot_inputs_init(d);
 	}
 
@@ -584,6 +671,7 @@ static int configure(struct thpd *d, bool starting)
 	}
 
 	thpd_adaptive_init(&d->adaptive);
+	thpd_stepped_forget(d);
 	if (d->event && d->on_configured)
 		d->on_configured(d);
 
@@ -651,6 +739,7 @@ static int change(struct thpd *d, const struct thpd_persist *next, const char *e
 		log_event(LOG_NOTICE, "override",
 			  "Administrator changed THP settings while stepped down; back to normal");
 		thpd_sizes_step_up(d, NULL, 0, NULL, 0);
+		thpd_stepped_forget(d);
 	}
 	d->adaptive.state = THPD_ASTATE_NORMAL;
 	thpd_logf(LOG_NOTICE, &(const struct thpd_log_fields){
@@ -777,6 +866,8 @@ int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
 		for (unsigned int j = 0; j < d->n_stepped; j++)
 			if (d->stepped[j].kib == kibs[i])
 				d->stepped[j--] = d->stepped[--d->n_stepped];
+	if (d->adaptive.state == THPD_ASTATE_STEPPED_DOWN)
+		thpd_stepped_save(d);
 	for (int i = 0; i < n; i++) {
 		knob_file(knob, kibs[i], file, sizeof(file));
 		if (strlen(to) < sizeof(to))

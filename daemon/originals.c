@@ -212,29 +212,29 @@ void thpd_originals_read_kernel(struct thpd_originals *o)
 		o->have_kh[k] = thp_khugepaged_read(thpd_kh_file(k), &o->kh[k]) == 0;
 }
 
-int thpd_originals_load(const char *dir, struct thpd_originals *o)
+int thpd_originals_load(const char *dir, const char *name, struct thpd_originals *o)
 {
 	char text[4096];
-	int r = thpd_safe_read(dir, THPD_ORIGINALS_FILE, text, sizeof(text));
+	int r = thpd_safe_read(dir, name, text, sizeof(text));
 
 	if (r < 0)
 		return r;
 	return thpd_originals_parse(text, o);
 }
 
-int thpd_originals_store(const char *dir, const struct thpd_originals *o)
+int thpd_originals_store(const char *dir, const char *name, const struct thpd_originals *o)
 {
 	char *text = thpd_originals_format(o);
 	int r;
 
 	if (!text)
 		return -ENOMEM;
-	r = thpd_safe_replace(dir, THPD_ORIGINALS_FILE, text);
+	r = thpd_safe_replace(dir, name, text);
 	free(text);
 	return r;
 }
 
-void thpd_originals_forget(const char *dir)
+void thpd_originals_forget(const char *dir, const char *name)
 {
-	thpd_safe_remove(dir, THPD_ORIGINALS_FILE);
+	thpd_safe_remove(dir, name);
 }

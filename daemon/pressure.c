@@ -33,10 +33,31 @@ static void describe(char *buf, size_t size, const char *enabled, const char *de
 		 e < 0 ? "?" : thp_rfc_mode((enum thp_enabled)e, defrag), enabled, defrag);
 }
 
+/* the word a size steps down to, or NULL when it stays */
+static const char *size_step_word(const struct thpd *d, const struct thp_size *s)
+{
+	const char *word = s->has_dir ?
+		thpd_adaptive_size_step(thp_choice_value(&s->enabled),
+					d->cfg.adaptive.step_down_enabled) : NULL;
+
+	return word && thp_choice_offers(&s->enabled, word) ? word : NULL;
+}
+
+/* the index of kib in d->stepped, or d->n_stepped */
+static unsigned int stepped_find(const struct thpd *d, unsigned long kib)
+{
+	unsigned int j;
+
+	for (j = 0; j < d->n_stepped && d->stepped[j].kib != kib; j++)
+		;
+	return j;
+}
+
 /*
  * Step every size whose own enabled is above StepDownMode= down to it,
- * remembering its word for the step up; " 64K=always" per size into from
- * and " 64K=madvise" into to. 0 or the first failed write's -errno.
+ * remembering its word for the step up (saved with the normal pair before
+ * anything is written); " 64K=always" per size into from and
+ * " 64K=madvise" into to. 0 or the first failed write's -errno.
  */
 static int sizes_step_down(struct thpd *d, char *from, size_t fsize, char *to, size_t tsize)
 {
@@ -47,33 +68,41 @@ static int sizes_step_down(struct thpd *d, char *from, size_t fsize, char *to, s
 	if (r < 0) {
 		log_err("Cannot read the THP controls to step the sizes down: %s", strerror(-r));
 		free(m);
+		thpd_stepped_save(d);
 		return r;
 	}
 	for (int i = 0; i < m->nsizes && m->per_size; i++) {
 		const struct thp_size *s = &m->size[i];
-		const char *cur = thp_choice_value(&s->enabled);
-		const char *word = s->has_dir ?
-			thpd_adaptive_size_step(cur, d->cfg.adaptive.step_down_enabled) : NULL;
+		unsigned int j = stepped_find(d, s->kib);
+
+		/* stepped down twice (a reload in between): the first word is the normal one */
+		if (!size_step_word(d, s) || j < d->n_stepped || j == THP_SIZES_MAX)
+			continue;
+		d->stepped[j].kib = s->kib;
+		snprintf(d->stepped[j].enabled, sizeof(d->stepped[j].enabled), "%s",
+			 thp_choice_value(&s->enabled));
+		d->n_stepped++;
+	}
+	thpd_stepped_save(d);
+	for (int i = 0; i < m->nsizes && m->per_size; i++) {
+		const struct thp_size *s = &m->size[i];
+		const char *word = size_step_word(d, s);
 		char name[16], old[16];
 		unsigned int j;
 
-		if (!word || !thp_choice_offers(&s->enabled, word))
+		if (!word)
 			continue;
-		snprintf(old, sizeof(old), "%s", cur);
+		snprintf(old, sizeof(old), "%s", thp_choice_value(&s->enabled));
 		r = thp_knob_set(m, THP_KNOB_SIZE_ENABLED, s->kib, word);
 		if (r < 0) {
 			log_err("Failed to step hugepages-%lukB/enabled down to %s: %s", s->kib, word,
 				strerror(-r));
 			ret = ret ? ret : r;
+			/* unchanged: nothing to put back */
+			j = stepped_find(d, s->kib);
+			if (j < d->n_stepped && strcmp(d->stepped[j].enabled, old) == 0)
+				d->stepped[j] = d->stepped[--d->n_stepped];
 			continue;
-		}
-		/* stepped down twice (a reload in between): the first word is the normal one */
-		for (j = 0; j < d->n_stepped && d->stepped[j].kib != s->kib; j++)
-			;
-		if (j == d->n_stepped && j < THP_SIZES_MAX) {
-			d->stepped[j].kib = s->kib;
-			snprintf(d->stepped[j].enabled, sizeof(d->stepped[j].enabled), "%s", old);
-			d->n_stepped++;
 		}
 		thp_size_name(s->kib, name, sizeof(name));
 		if (strlen(from) < fsize)
@@ -117,6 +146,8 @@ static void act(struct thpd *d, enum thpd_action a)
 	r = thpd_apply_settings(to_enabled, to_defrag, why, sizeof(why));
 	if (r < 0)
 		log_err("Failed to %s: %s", a == THPD_ACT_STEP_DOWN ? "step down" : "step up", why);
+	if (a == THPD_ACT_STEP_UP)
+		thpd_stepped_forget(d);
 	thpd_logf(a == THPD_ACT_STEP_DOWN ? LOG_WARNING : LOG_NOTICE,
 		  &(const struct thpd_log_fields){
 			  .event = a == THPD_ACT_STEP_DOWN ? "step-down" : "step-up",

@@ -122,7 +122,18 @@ int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
  * " 64K=madvise" per size for the log. 0 or the first write's -errno.
  */
 int thpd_sizes_step_up(struct thpd *d, char *from, size_t fsize, char *to, size_t tsize);
-/* on stop: put back what the host had (RestoreOnStop=), forget the originals */
+/*
+ * While stepped down, $RUNTIME_DIRECTORY/stepped-down holds the normal
+ * enabled/defrag and the stepped sizes' words (saved before a step-down
+ * writes, forgotten once the host is back to normal), so that a restart
+ * after a crash steps up first.
+ */
+void thpd_stepped_save(struct thpd *d);
+void thpd_stepped_forget(struct thpd *d);
+/*
+ * on stop: put back what the host had (RestoreOnStop=yes), or step up when
+ * stepped down (RestoreOnStop=no); forget the originals
+ */
 void thpd_restore(struct thpd *d);
 
 #endif

@@ -106,13 +106,15 @@ press() {
 	assert_output --partial "\"state\":\"normal\",\"switches\":$n"
 }
 
-# start_fragmented [CONF LINE...]: start thpd with Mode=always, the given
-# [Global]-level lines (e.g. [Size N] sections) and an [Adaptive] section
-# whose MinFreeBlocks no guest reaches (plus any Adaptive= lines in
-# ADAPTIVE_EXTRA); wait for the step-down and set MARK before it
+# start_fragmented [CONF LINE...]: start thpd with Mode=always (FRAG_MODE=
+# another word; empty: no Mode=), the given [Global]-level lines (e.g.
+# [Size N] sections) and an [Adaptive] section whose MinFreeBlocks no guest
+# reaches (plus any Adaptive= lines in ADAPTIVE_EXTRA); wait for the
+# step-down and set MARK before it
 start_fragmented() {
 	{
-		printf '[Global]\nMode=always\n'
+		printf '[Global]\n'
+		[ -z "${FRAG_MODE-always}" ] || printf 'Mode=%s\n' "${FRAG_MODE-always}"
 		printf '%s\n' "$@"
 		printf '[Adaptive]\nEnabled=yes\nPressureThresholdUSec=1000000\n'
 		printf 'PressureWindowUSec=10000000\nMinFreeBlocks=1000000\n'
@@ -222,6 +224,60 @@ need_sizes() {
 	assert_output --partial '"enabled":"never"'
 	run -0 journal_messages "$mark" override
 	assert_output --partial "back to normal"
+}
+
+# Host values that no thpd configuration names: enabled=always and, where
+# the kernel has per-size controls, 64K=always. Only what the step-down
+# saved knows them once they are stepped down. SIZES is " 64K=always" or "".
+host_values_always() {
+	thp_set enabled always
+	SIZES=
+	if [ -e "$THP/hugepages-64kB/enabled" ]; then
+		thp_set hugepages-64kB/enabled always
+		SIZES=" 64K=always"
+	fi
+}
+
+assert_host_values_always() {
+	assert_equal "enabled $(thp_get enabled)" "enabled always"
+	[ -z "$SIZES" ] || assert_equal "64K $(thp_get hugepages-64kB/enabled)" "64K always"
+}
+
+@test "kill -9 while stepped down: the restarted thpd puts back what the step-down replaced" {
+	host_values_always
+	FRAG_MODE= start_fragmented
+	assert_equal "$(thp_get enabled)" madvise
+	run -0 cat /run/thpd/stepped-down
+	assert_line "enabled always"
+	[ -z "$SIZES" ] || assert_line "hugepages-64kB/enabled always"
+	local pid mark down
+	pid=$(thpd_pid)
+	mark=$(journal_mark)
+	kill -9 "$pid"
+	# RestartSec=1s; the restart steps up at once, then steps down again
+	journal_wait 30 "$mark" step-up || fail "the restarted thpd did not step up (MainPID $(thpd_pid), was $pid)"
+	run -0 journal_messages "$mark" step-up
+	assert_output --partial "Restarted while stepped down: put back enabled=always defrag=madvise"
+	[ -z "$SIZES" ] || assert_output --partial "hugepages-64kB/enabled=always"
+	# its normal values are the host's, not the stepped-down ones
+	journal_wait 30 "$mark" step-down || fail "the restarted thpd did not step down again"
+	down=$(events_since "$mark" step-down | head -1)
+	assert_equal "$(jq -r .FROM <<<"$down")" "mode=1 enabled=always defrag=madvise$SIZES"
+	thpd_stop
+	assert_host_values_always
+	[ ! -e /run/thpd/stepped-down ] || fail "/run/thpd/stepped-down outlived the stop"
+}
+
+@test "stop while stepped down with RestoreOnStop=no: the normal values stay, not the stepped-down ones" {
+	host_values_always
+	FRAG_MODE= start_fragmented RestoreOnStop=no
+	assert_equal "$(thp_get enabled)" madvise
+	local mark
+	mark=$(journal_mark)
+	thpd_stop
+	assert_host_values_always
+	run -0 journal_messages "$mark" step-up
+	assert_output --partial "Stopping while stepped down: put back enabled=always defrag=madvise"
 }
 
 @test "adaptive off: pressure changes nothing" {
