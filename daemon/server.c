@@ -135,6 +135,14 @@ static struct json_object *cmd_status(struct thpd *d)
 	add_str(a, "state", thpd_astate_name(d->adaptive.state));
 	json_object_object_add(a, "switches", json_object_new_int64((int64_t)d->adaptive.switches));
 	json_object_object_add(a, "reason", json_object_new_string(d->adaptive.reason));
+	/* each size the step-down changed and the word it goes back to */
+	p = json_object_new_object();
+	for (unsigned int i = 0; i < d->n_stepped && p; i++) {
+		char name[16];
+
+		add_str(p, thp_size_name(d->stepped[i].kib, name, sizeof(name)), d->stepped[i].enabled);
+	}
+	json_object_object_add(a, "stepped_sizes", p);
 	json_object_object_add(o, "adaptive", a);
 	json_object_object_add(o, "rules", json_object_new_int((int)d->cfg.n_rules));
 	json_object_object_add(o, "rules_applied", json_object_new_int64((int64_t)d->rules_applied));

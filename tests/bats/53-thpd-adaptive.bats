@@ -167,6 +167,8 @@ need_sizes() {
 	echo "# $(jq -r .MESSAGE <<<"$DOWN")" >&3
 	assert_equal "$(jq -r .FROM <<<"$DOWN")" "mode=1 enabled=always defrag=madvise 64K=always"
 	assert_equal "$(jq -r .TO <<<"$DOWN")" "mode=custom enabled=madvise defrag=defer 64K=madvise"
+	run -0 thpd_call '{"cmd":"status"}'
+	assert_output --partial '"stepped_sizes":{"64K":"always"}'
 	wait $STRESS || true
 	journal_wait 30 "$MARK" step-up || fail "no step-up within 30 s after the pressure ended"
 	up=$(events_since "$MARK" step-up | head -1)
@@ -175,6 +177,8 @@ need_sizes() {
 	assert_equal "$(jq -r .FROM <<<"$up")" "mode=custom enabled=madvise defrag=defer 64K=madvise"
 	assert_equal "$(jq -r .TO <<<"$up")" "mode=1 enabled=always defrag=madvise 64K=always"
 	wait_until 30 thpd_is_normal || fail "thpd did not return to normal"
+	run -0 thpd_call '{"cmd":"status"}'
+	assert_output --partial '"stepped_sizes":{}'
 	assert_equal "$(thp_get hugepages-64kB/enabled)" always
 	assert_equal "$(thp_get hugepages-32kB/enabled)" madvise
 	assert_equal "$(thp_get hugepages-2048kB/enabled)" inherit

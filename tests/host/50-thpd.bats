@@ -141,7 +141,7 @@ client() {
 	client '{"cmd":"status"}'
 	assert_success
 	for f in '"enabled":"madvise"' '"defrag":"madvise"' '"mode":"0"' '"adaptive":{' \
-		'"state":"normal"' '"switches":0' '"rules":0' '"rules_applied":0' '"persisted":null' \
+		'"state":"normal"' '"switches":0' '"stepped_sizes":{}' '"rules":0' '"rules_applied":0' '"persisted":null' \
 		'"kernel_features":{"mode_file":false,"thp_policy":false}'; do
 		assert_output --partial "$f"
 	done
