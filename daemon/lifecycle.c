@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -570,6 +571,70 @@ static void originals_init(struct thpd *d)
 			 d->runtime_dir, strerror(-r));
 }
 
+/*
+ * Which of the boot parameters newer than transparent_hugepage= the running
+ * kernel takes, from their __setup handlers in /proc/kallsyms (init code
+ * stays listed after it is freed). A kernel hands a parameter it does not
+ * know to init instead: Debian's 6.12 takes thp_anon= but not
+ * transparent_hugepage_shmem= or thp_shmem=. Unreadable: all taken, as
+ * before (no kallsyms, no way to tell).
+ */
+static const struct {
+	const char *param, *handler;
+} boot_params[] = {
+	{ "thp_anon", "setup_thp_anon" },
+	{ "transparent_hugepage_shmem", "setup_transparent_hugepage_shmem" },
+	{ "thp_shmem", "setup_thp_shmem" },
+};
+#define N_BOOT_PARAMS (sizeof(boot_params) / sizeof(boot_params[0]))
+
+static int boot_params_known(bool known[N_BOOT_PARAMS])
+{
+	char path[PATH_MAX], *line = NULL, *name;
+	size_t cap = 0;
+	FILE *f;
+	int r = thp_path(path, sizeof(path), "/proc/kallsyms");
+
+	if (r < 0)
+		return r;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	memset(known, 0, N_BOOT_PARAMS * sizeof(known[0]));
+	/* "ffffffff835bb870 t setup_thp_anon", a module's with " [name]" after */
+	while (getline(&line, &cap, f) > 0) {
+		name = strchr(line, ' ');
+		name = name ? strchr(name + 1, ' ') : NULL;
+		if (!name || strncmp(name + 1, "setup_", 6) != 0)
+			continue;
+		name[1 + strcspn(name + 1, " \t\n")] = '\0';
+		for (size_t i = 0; i < N_BOOT_PARAMS; i++)
+			known[i] |= strcmp(name + 1, boot_params[i].handler) == 0;
+	}
+	free(line);
+	fclose(f);
+	return 0;
+}
+
+/* a parameter on the command line that the running kernel ignored is ignored too */
+static void drop_unknown_boot_params(struct thpd_cmdline *cl)
+{
+	char *val[N_BOOT_PARAMS] = { cl->anon, cl->shmem, cl->shmem_sizes };
+	bool known[N_BOOT_PARAMS];
+
+	if (!cl->anon[0] && !cl->shmem[0] && !cl->shmem_sizes[0])
+		return;
+	if (boot_params_known(known) < 0)
+		return;
+	for (size_t i = 0; i < N_BOOT_PARAMS; i++) {
+		if (!val[i][0] || known[i])
+			continue;
+		log_warn("Ignoring %s= on the kernel command line: this kernel does not take it (no %s in /proc/kallsyms)",
+			 boot_params[i].param, boot_params[i].handler);
+		val[i][0] = '\0';
+	}
+}
+
 static void boot_inputs_init(struct thpd *d)
 {
 	char cmdline[4096];
@@ -582,6 +647,7 @@ static void boot_inputs_init(struct thpd *d)
 	if (thp_read_file("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
 		cmdline[0] = '\0';
 	thpd_cmdline_parse(cmdline, &d->cmdline);
+	drop_unknown_boot_params(&d->cmdline);
 	/* the kernel ignores a malformed one whole: so does thpd (a size it lacks included) */
 	if (d->cmdline.anon_bad)
 		log_warn("Ignoring a thp_anon= on the kernel command line that does not parse");

@@ -13,7 +13,7 @@
  * The same for defrag, where a numeric Mode (which sets defrag as well)
  * counts as a defrag setting of the same rank. The same again for
  * shmem_enabled (transparent_hugepage_shmem=, the persisted "shmem_enabled",
- * Shmem=) and for each size's enabled (thp_anon=, 6.9+) and shmem_enabled
+ * Shmem=) and for each size's enabled (thp_anon=) and shmem_enabled
  * (thp_shmem=, 6.14+), size by size: a size the command line does not name
  * takes the persisted value, then the one of its [Size N].
  */

@@ -166,3 +166,15 @@ setup() {
 	run -0 journalctl --no-pager -u thpd -n 20 -o cat THPD_EVENT=started
 	assert_output --partial "Mode from persisted state"
 }
+
+# thpd ignores a thp_anon=, transparent_hugepage_shmem= or thp_shmem= that
+# the running kernel does not take, told by the parameter's handler missing
+# from /proc/kallsyms (host suite 51-thpd-sizes checks the logic). That
+# holds only if the kernel lists its __setup handlers there after freeing
+# them, and thpd's sandbox lets it read the file.
+@test "the kernel lists its THP boot parameter handlers in /proc/kallsyms, and thpd may read it" {
+	run -0 grep -cw setup_transparent_hugepage /proc/kallsyms
+	echo "# $(uname -r) takes: $(grep -ow 'setup_thp_anon\|setup_transparent_hugepage_shmem\|setup_thp_shmem' /proc/kallsyms | sort -u | tr '\n' ' ')" >&3
+	run -0 systemctl show -p ProcSubset --value thpd.service
+	assert_output all
+}

@@ -195,6 +195,33 @@ client() {
 	assert_equal "$(word hugepages-32kB/enabled)" madvise
 }
 
+@test "a boot parameter the running kernel does not take (no handler in /proc/kallsyms) is ignored, saying so" {
+	use_gen 6.12
+	echo "BOOT_IMAGE=/vmlinuz thp_anon=32K:always transparent_hugepage_shmem=advise thp_shmem=64K:always" \
+		>"$R/proc/cmdline"
+	printf '[Global]\nShmem=within_size\n[Size 32K]\nEnabled=never\n[Size 64K]\nShmem=advise\n' >"$CONF"
+	# as Debian's 6.12 has it: thp_anon= yes, the shmem parameters (6.13/6.14) no
+	printf '%s\n' 'ffffffff835b0ae0 t setup_transparent_hugepage' 'ffffffff835bb870 t setup_thp_anon' \
+		'ffffffffc0a01000 t setup_other	[some_module]' >"$R/proc/kallsyms"
+	start_thpd
+	run -0 cat "$BATS_TEST_TMPDIR/log"
+	assert_output --partial "Ignoring transparent_hugepage_shmem= on the kernel command line: this kernel does not take it (no setup_transparent_hugepage_shmem in /proc/kallsyms)"
+	assert_output --partial "Ignoring thp_shmem= on the kernel command line: this kernel does not take it (no setup_thp_shmem in /proc/kallsyms)"
+	refute_output --partial "Ignoring thp_anon="
+	assert_equal "$(word hugepages-32kB/enabled)" always
+	assert_equal "$(word shmem_enabled)" within_size
+	assert_equal "$(word hugepages-64kB/shmem_enabled)" advise
+	stop_thpd
+	# a kernel that takes all three: the command line wins again
+	printf '%s\n' 'ffffffff835b0ae0 t setup_transparent_hugepage_shmem' 'ffffffff835b0b80 t setup_thp_shmem' \
+		'ffffffff835bb870 t setup_thp_anon' >"$R/proc/kallsyms"
+	start_thpd
+	run -0 cat "$BATS_TEST_TMPDIR/log"
+	refute_output --partial "this kernel does not take it"
+	assert_equal "$(word shmem_enabled)" advise
+	assert_equal "$(word hugepages-64kB/shmem_enabled)" always
+}
+
 @test "socket: enable/shmem with a size are persisted, applied again at the next start, restored on stop" {
 	use_gen 6.12
 	start_thpd
