@@ -97,3 +97,13 @@ const char *thpd_adaptive_size_step(const char *cur, enum thp_enabled step_down)
 		return NULL;
 	return thp_enabled_name(step_down);
 }
+
+enum thpd_action thpd_adaptive_stop(struct thpd_adaptive *a)
+{
+	if (a->state != THPD_ASTATE_STEPPED_DOWN)
+		return THPD_ACT_NONE;
+	a->state = THPD_ASTATE_NORMAL;
+	a->switches++;
+	snprintf(a->reason, sizeof(a->reason), "stopping with RestoreOnStop=no");
+	return THPD_ACT_STEP_UP;
+}

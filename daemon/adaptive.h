@@ -42,6 +42,8 @@ enum thpd_action thpd_adaptive_blocks(struct thpd_adaptive *a,
 /* the calm-period deadline passed (or any time: it only acts when due) */
 enum thpd_action thpd_adaptive_tick(struct thpd_adaptive *a,
 				    const struct thpd_adaptive_config *cfg, uint64_t now);
+/* thpd stops without restoring the originals: step up if stepped down */
+enum thpd_action thpd_adaptive_stop(struct thpd_adaptive *a);
 /*
  * Pure: what a size's own enabled word steps down to, the lower of it and
  * StepDownMode= (as the top level does), or NULL to leave it: inherit

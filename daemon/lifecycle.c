@@ -339,24 +339,6 @@ out:
 	thpd_stepped_forget(d);
 }
 
-/* stopping while stepped down without a restore: the normal values, not the stepped ones */
-static void stepped_undo(struct thpd *d)
-{
-	char why[512], sizes[512] = "";
-	int r;
-
-	if (d->adaptive.state != THPD_ASTATE_STEPPED_DOWN)
-		return;
-	thpd_sizes_step_up(d, NULL, 0, sizes, sizeof(sizes));
-	r = thpd_apply_settings(d->normal_enabled, d->normal_defrag, why, sizeof(why));
-	if (r < 0)
-		log_err("Failed to step up to enabled=%s defrag=%s: %s", d->normal_enabled,
-			d->normal_defrag, why);
-	d->adaptive.state = THPD_ASTATE_NORMAL;
-	log_event(LOG_NOTICE, "step-up", "Stopping while stepped down: put back enabled=%s defrag=%s%s",
-		  d->normal_enabled, d->normal_defrag, sizes);
-}
-
 void thpd_restore(struct thpd *d)
 {
 	const struct thpd_originals *o = &d->originals;
@@ -365,10 +347,8 @@ void thpd_restore(struct thpd *d)
 
 	if (!o->have_enabled && !o->have_defrag && !o->have_shmem && !o->n_sizes)
 		return;	/* never got as far as saving anything */
-	if (!d->cfg.restore_on_stop) {
-		stepped_undo(d);
+	if (!d->cfg.restore_on_stop)
 		goto out;
-	}
 	restore_shmem_sizes(o, sizes, sizeof(sizes));
 	r = thpd_apply_settings(o->have_enabled ? o->enabled : NULL,
 				o->have_defrag ? o->defrag : NULL, why, sizeof(why));

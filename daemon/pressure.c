@@ -294,3 +294,7 @@ void thpd_pressure_close(struct thpd *d)
 	d->psi_fd = -1;
 }
 
+void thpd_pressure_stop(struct thpd *d)
+{
+	act(d, thpd_adaptive_stop(&d->adaptive));
+}

@@ -278,6 +278,9 @@ static int run(const struct options *o)
 		log_err("Event loop failed: %s", strerror(-r));
 restore:
 	teardown(&d);
+	/* leaving thpd's settings: the normal ones, not a step-down's */
+	if (!d.cfg.restore_on_stop)
+		thpd_pressure_stop(&d);
 	thpd_restore(&d);
 out:
 	teardown(&d);

@@ -131,8 +131,8 @@ int thpd_sizes_step_up(struct thpd *d, char *from, size_t fsize, char *to, size_
 void thpd_stepped_save(struct thpd *d);
 void thpd_stepped_forget(struct thpd *d);
 /*
- * on stop: put back what the host had (RestoreOnStop=yes), or step up when
- * stepped down (RestoreOnStop=no); forget the originals
+ * on stop: put back what the host had (RestoreOnStop=yes; with no,
+ * thpd_pressure_stop() has stepped up first); forget the originals
  */
 void thpd_restore(struct thpd *d);
 

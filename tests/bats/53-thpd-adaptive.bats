@@ -280,8 +280,10 @@ assert_host_values_always() {
 	mark=$(journal_mark)
 	thpd_stop
 	assert_host_values_always
-	run -0 journal_messages "$mark" step-up
-	assert_output --partial "Stopping while stepped down: put back enabled=always defrag=madvise"
+	local up
+	up=$(events_since "$mark" step-up | head -1)
+	assert_equal "$(jq -r .TO <<<"$up")" "mode=1 enabled=always defrag=madvise$SIZES"
+	assert_equal "$(jq -r .REASON <<<"$up")" "stopping with RestoreOnStop=no"
 }
 
 @test "adaptive off: pressure changes nothing" {
