@@ -39,7 +39,7 @@ if [ "${1:-}" = --flavor ]; then
 	shift 2
 fi
 tarball=/usr/src/linux-source-6.1.tar.xz
-frags=("$top/kernel/thp-stack.config" "$@")
+frags=("$top/kernel/guest.config" "$top/kernel/thp-stack.config" "$@")
 
 if [ ! -f "$tarball" ]; then
 	echo "build-kernel: $tarball missing; run 'make deps'" >&2
@@ -100,16 +100,11 @@ else
 	log "kernel/sysfs-thp.patch is empty or absent: building the stock tree"
 fi
 
-log "configuring (defconfig + kvm_guest.config + ${frags[*]##*/})"
+log "configuring (allnoconfig + ${frags[*]##*/})"
 "$top/tests/vm/kconfig.sh" "$src" "$work/obj" "${frags[@]}"
-log "building bzImage with -j$(nproc) (about 7 minutes on 2 cores)"
-start=$(date +%s)
-if ! make -s -C "$src" O="$work/obj" -j"$(nproc)" bzImage >"$work/build.log" 2>&1; then
-	tail -40 "$work/build.log" >&2
-	log "kernel build FAILED (log: $work/build.log)"
-	exit 1
-fi
-log "built in $(($(date +%s) - start)) s"
+log "building bzImage with -j$(nproc)"
+timed_make "$work/build.log" -C "$src" O="$work/obj" -j"$(nproc)" bzImage ||
+	{ log "kernel build FAILED (log: $work/build.log)"; exit 1; }
 
 mkdir -p "$work/kselftests"
 for t in $KSELFTESTS; do

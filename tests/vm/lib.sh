@@ -7,3 +7,30 @@ patch_subject() {
 	awk '/^Subject:/ { s = $0; while ((getline l) > 0 && l ~ /^[ \t]/) s = s l; print s; exit }' "$1" |
 		sed 's/^Subject: \(\[PATCH[^]]*\] \)\?//; s/[[:space:]]\+/ /g'
 }
+
+# timed_make LOG MAKE-ARGS...: make -s with its output in LOG (the last lines
+# on failure). Says what the build cost, honestly on a shared machine: wall
+# time, the CPU time of the build's processes, and the load average sampled
+# every 10 s while it ran (other work on the machine shows there).
+timed_make() {
+	local log=$1 rc=0 start end t0 t1 loadf sampler me=$BASHPID
+	shift
+	loadf=$(mktemp)
+	(while :; do cut -d' ' -f1 /proc/loadavg >>"$loadf"; sleep 10; done) &
+	sampler=$!
+	read -r t0 < <(awk '{ print $14 + $15 + $16 + $17 }' /proc/$me/stat)
+	start=$(date +%s)
+	make -s "$@" >"$log" 2>&1 || rc=$?
+	end=$(date +%s)
+	kill "$sampler" 2>/dev/null
+	wait "$sampler" 2>/dev/null || true
+	read -r t1 < <(awk '{ print $14 + $15 + $16 + $17 }' /proc/$me/stat)
+	if [ $rc != 0 ]; then
+		tail -40 "$log" >&2
+	else
+		echo "build: $((end - start)) s wall, $(((t1 - t0) / $(getconf CLK_TCK))) s CPU (user+sys)," \
+			"load average $(sort -n "$loadf" | awk '{ v[NR] = $1; s += $1 } END { printf "%.1f-%.1f, mean %.1f", v[1], v[NR], s / NR }')" >&2
+	fi
+	rm -f "$loadf"
+	return $rc
+}
