@@ -8,16 +8,21 @@
 #   make vm-exec SCRIPT=path [ARGS=...]   run a script as root in the guest
 #   make demo       build what is missing, boot, show THP working
 #   make check      everything missing, then host tests, a fuzz smoke run,
-#                   checkpatch on the series, the guest suites
+#                   checkpatch on both series, the guest suites on both
+#                   patched kernels and on stock 6.12
 #   make check-host   the host tests (ASan+UBSan), no VM
 #   make check-guest SUITES="10-modes.bats ..."   only those guest suites
 #   make check-stock  every guest suite on Debian's stock 6.1 and 6.12 kernels
 #   make check-debug  the guest suites on a DEBUG_VM/lockdep/KASAN kernel
 #   make bench      benchmarks in the guest (figures and ratios, never pass/fail)
-#   make checkpatch scripts/checkpatch.pl --strict on every patch of the series
+#   make checkpatch scripts/checkpatch.pl --strict on every patch of both series
 #   make check-series  build bzImage after each patch in turn (slow)
 #   make install    DESTDIR=, PREFIX=
 #   make deb        Debian packages thpctl and thpd in build/deb (debian/deb.mk)
+#
+# BASE=6.12 makes every guest target (kernel, vm, vm-exec, demo, check-guest,
+# check-debug, bench, check-series) use the 6.12 series instead of 6.1's;
+# STOCK=6.1|6.12 boots Debian's stock kernel instead (tests/vm/vm.mk).
 #
 # This file holds the variables and the top targets; each directory's
 # fragment (DIR/*.mk, included below) holds the rules that build it. The

@@ -95,6 +95,11 @@ teardown() {
 
 @test "COW across fork: parent and child each see only their own pattern" {
 	thp_set enabled 0
+	# the child's split PMDs must stay split until it reports them: at
+	# setup()'s 10 s, khugepaged collapsed them back once on a loaded host
+	# (child thp_collapse_alloc=4). Writing the knob wakes khugepaged for one
+	# pass now, before thp-mm maps anything; the next is an hour away.
+	echo 3600000 >"$THP/khugepaged/scan_sleep_millisecs"
 	run -0 "$THP_HELPERS/thp-mm" --size 8 cow
 	assert_kv anon_huge_kib -eq 8192
 	assert_kv parent_before.thp_fault_alloc -eq 4

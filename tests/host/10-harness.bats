@@ -118,18 +118,103 @@ TOP=$BATS_TEST_DIRNAME/../..
 	assert_output ''
 }
 
-@test "kernel/README.md lists every patch of the series by its subject" {
-	# the series is rewritten now and then: its README follows
-	local n=0 subject
-	while IFS= read -r subject; do
-		n=$((n + 1))
-		grep -qF "| $n | ${subject#mm: thp: } |" "$TOP/kernel/README.md" ||
-			fail "kernel/README.md has no row '| $n | ${subject#mm: thp: } |'"
-	done < <(awk '/^Subject: /{s=$0; getline; while ($0 ~ /^ /) { s = s $0; getline } print s}' \
-		"$TOP/kernel/sysfs-thp.patch" | sed 's/^Subject: \[PATCH [0-9]*\/[0-9]*\] //')
-	[ "$n" -gt 0 ] || fail "no Subject: line in kernel/sysfs-thp.patch"
-	run -0 grep -cE '^\| [0-9]+ \| ' "$TOP/kernel/README.md"
-	assert_output "$n"
+@test "kernel/README.md lists every patch of each series by its subject" {
+	# the series are rewritten now and then: the README follows. Each base's
+	# table sits under the heading that names its file; the cover letter is
+	# no row. A base whose series has not landed has no table.
+	. "$TOP/tests/vm/lib.sh"
+	local base series rows n i subject checked=0
+	for base in $THP_BASES; do
+		series=$TOP/kernel/$base/thp.patch
+		rows=$(awk -v h="kernel/$base/thp.patch" '/^## / { on = index($0, h) > 0; next }
+			on && /^\| [0-9]+ \| /' "$TOP/kernel/README.md")
+		if [ ! -s "$series" ]; then
+			[ -z "$rows" ] || fail "kernel/README.md has a $base table, but kernel/$base/thp.patch is absent"
+			continue
+		fi
+		n=$(split_series "$series" "$BATS_TEST_TMPDIR/$base")
+		[ "$n" -gt 0 ] || fail "no patch in kernel/$base/thp.patch"
+		for i in $(seq 1 "$n"); do
+			subject=$(patch_subject "$BATS_TEST_TMPDIR/$base/$(printf %04d "$i")")
+			grep -qF -e "| $i | $subject |" -e "| $i | ${subject#mm: thp: } |" <<<"$rows" ||
+				fail "kernel/README.md's $base table has no row '| $i | $subject |'"
+		done
+		assert_equal "$(grep -c . <<<"$rows")" "$n"
+		checked=$((checked + 1))
+	done
+	[ "$checked" -gt 0 ] || fail "no series in kernel/*/thp.patch"
+}
+
+# a series made as the kernel helpers make theirs: format-patch --cover-letter
+make_series() {
+	local d=$BATS_TEST_TMPDIR/repo
+	git init -q "$d"
+	git -C "$d" -c user.name=t -c user.email=t@t commit -q --allow-empty -m base
+	printf 'a\n' >"$d/f"
+	git -C "$d" add f
+	git -C "$d" -c user.name=t -c user.email=t@t commit -q -m "mm: thp: one"
+	printf 'b\n' >>"$d/f"
+	git -C "$d" -c user.name=t -c user.email=t@t commit -q -am "mm: thp: two"
+	git -C "$d" format-patch -q --cover-letter -v3 --stdout HEAD~2.. >"$1"
+}
+
+@test "split_series drops the cover letter and numbers the patches from 0001" {
+	. "$TOP/tests/vm/lib.sh"
+	make_series "$BATS_TEST_TMPDIR/s.mbox"
+	run -0 grep -c '^Subject: \[PATCH v3 0/2\]' "$BATS_TEST_TMPDIR/s.mbox"
+	run -0 split_series "$BATS_TEST_TMPDIR/s.mbox" "$BATS_TEST_TMPDIR/split"
+	assert_output 2
+	run -0 ls "$BATS_TEST_TMPDIR/split"
+	assert_output "$(printf '0001\n0002')"
+	run -0 patch_subject "$BATS_TEST_TMPDIR/split/0001"
+	assert_output "mm: thp: one"
+	run -0 patch_subject "$BATS_TEST_TMPDIR/split/0002"
+	assert_output "mm: thp: two"
+}
+
+@test "the kernel scripts split every series through split_series (cover letters skipped)" {
+	local f
+	for f in build-kernel.sh build-each-patch.sh checkpatch.sh; do
+		run -0 grep -c 'split_series ' "$TOP/tests/vm/$f"
+		run ! grep -n 'git mailsplit' "$TOP/tests/vm/$f"
+	done
+}
+
+@test "build-kernel, check-series and checkpatch refuse a base there is no series for" {
+	THP_BASE=5.10 run -2 "$TOP/tests/vm/build-kernel.sh" --dir
+	assert_output --partial "base '5.10': the bases are 6.1 and 6.12"
+	run -2 "$TOP/tests/vm/build-each-patch.sh" 5.10
+	assert_output --partial "base '5.10': the bases are 6.1 6.12"
+	run -2 "$TOP/tests/vm/checkpatch.sh" 5.10
+	assert_output --partial "base '5.10': the bases are 6.1 6.12"
+	run -2 make -C "$TOP" --no-print-directory -n kernel BASE=5.10
+	assert_output --partial "BASE=5.10: the bases are 6.1 6.12"
+}
+
+@test "the kernel cache key has the base in it, and each base's series" {
+	local d61 d612
+	d61=$(THP_CACHE=$BATS_TEST_TMPDIR "$TOP/tests/vm/build-kernel.sh" --dir)
+	d612=$(THP_CACHE=$BATS_TEST_TMPDIR "$TOP/tests/vm/build-kernel.sh" --dir --base 6.12)
+	[[ $d61 == "$BATS_TEST_TMPDIR/kernel/6.1-default-"* ]] || fail "6.1: $d61"
+	[[ $d612 == "$BATS_TEST_TMPDIR/kernel/6.12-default-"* ]] || fail "6.12: $d612"
+	assert_equal "$(THP_BASE=6.12 THP_CACHE=$BATS_TEST_TMPDIR "$TOP/tests/vm/build-kernel.sh" --dir)" "$d612"
+	# the stock build and another kselftest list are other builds
+	run -0 env THP_CACHE="$BATS_TEST_TMPDIR" "$TOP/tests/vm/build-kernel.sh" --dir --stock
+	[[ $output == "$BATS_TEST_TMPDIR/kernel/6.1-stock-"* ]] || fail "stock: $output"
+	run -0 env THP_CACHE="$BATS_TEST_TMPDIR" THP_KSELFTESTS_LIST=x "$TOP/tests/vm/build-kernel.sh" --dir
+	[ "$output" != "$d61" ] || fail "the kselftest list is not in the key"
+}
+
+@test "BASE=6.12 reaches every guest target; the default is 6.1" {
+	local target
+	for target in kernel vm vm-exec demo check-guest bench check-series; do
+		run -0 make -C "$TOP" --no-print-directory -n "$target" BASE=6.12 SCRIPT=/bin/true
+		assert_line --regexp 'THP_BASE=6\.12 tests/vm/(build-kernel|run-guest|bench|build-each-patch)\.sh'
+		run -0 make -C "$TOP" --no-print-directory -n "$target" SCRIPT=/bin/true
+		assert_line --regexp 'THP_BASE=6\.1 tests/vm/(build-kernel|run-guest|bench|build-each-patch)\.sh'
+	done
+	run -0 make -C "$TOP" --no-print-directory -n checkpatch
+	assert_output --partial 'for b in 6.1 6.12; do'
 }
 
 # make check-host runs every host test through tests/host/thp-readonly.sh

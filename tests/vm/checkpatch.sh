@@ -1,8 +1,13 @@
 #!/bin/bash
-# Run the kernel's scripts/checkpatch.pl --strict on every patch of
-# kernel/sysfs-thp.patch, inside a pristine tree of the linux-source-6.1
-# package this machine has (unpacked once into $THP_CACHE/checkpatch/ and
-# reused while the package version is the same).
+# Run the kernel's scripts/checkpatch.pl --strict on every patch of a
+# series (its cover letter skipped: there is no diff to check), inside a
+# pristine tree of the base's linux-source package this machine has
+# (unpacked once into $THP_CACHE/checkpatch/ and reused while the package
+# version is the same).
+#
+# usage: checkpatch.sh [BASE [MBOX]]
+#   BASE 6.1 (default) or 6.12; MBOX defaults to kernel/BASE/thp.patch. A
+#   base whose default series has not landed yet is said and passes.
 #
 # Prints one line per patch: "ok|FAIL NN subject (E errors, W warnings,
 # C checks)", the checkpatch report of every failing patch, and exits 1 if
@@ -13,25 +18,35 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 # shellcheck source=tests/vm/lib.sh
 . "$top/tests/vm/lib.sh"
 cache=${THP_CACHE:-/var/cache/thp-stack}
-series=${1:-$top/kernel/sysfs-thp.patch}
-tarball=/usr/src/linux-source-6.1.tar.xz
+base=${1:-6.1}
+series=${2:-$top/kernel/$base/thp.patch}
+pkg=linux-source-$base
+tarball=/usr/src/$pkg.tar.xz
 
 die() { echo "checkpatch: $*" >&2; exit 2; }
 
+case " $THP_BASES " in
+*" $base "*) ;;
+*) die "base '$base': the bases are $THP_BASES" ;;
+esac
+if [ $# -lt 2 ] && [ ! -s "$series" ]; then
+	echo "checkpatch: kernel/$base/thp.patch has not landed: nothing to check on $base"
+	exit 0
+fi
 [ -f "$series" ] || die "$series missing"
 [ -f "$tarball" ] || die "$tarball missing; run 'make deps'"
 command -v git >/dev/null || die "git missing; run 'make deps'"
-version=$(dpkg-query -W -f='${Version}' linux-source-6.1) || die "linux-source-6.1 not installed"
+version=$(dpkg-query -W -f='${Version}' "$pkg") || die "$pkg not installed"
 
-tree=$cache/checkpatch/linux-source-6.1-$version
+tree=$cache/checkpatch/$pkg-$version
 if [ ! -f "$tree/.thp-unpacked" ]; then
 	mkdir -p "$cache/checkpatch"
 	tmp=$(mktemp -d "$cache/checkpatch/unpack.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
-	echo "checkpatch: unpacking linux-source-6.1 $version" >&2
+	echo "checkpatch: unpacking $pkg $version" >&2
 	tar -C "$tmp" -xf "$tarball"
 	rm -rf "$tree"
-	mv "$tmp/linux-source-6.1" "$tree"
+	mv "$tmp/$pkg" "$tree"
 	touch "$tree/.thp-unpacked"
 	rm -rf "$tmp"
 	trap - EXIT
@@ -39,8 +54,9 @@ fi
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-n=$(git mailsplit -o"$work" "$series")
+n=$(split_series "$series" "$work")
 [ "$n" -gt 0 ] || die "no patches in $series"
+echo "checkpatch: $base, $n patch(es) of ${series#"$top"/}"
 
 # covered FILE PATCH: does MAINTAINERS cover a file the patch adds, by a
 # directory entry of the pristine tree or an F: line the patch itself adds?
@@ -55,7 +71,7 @@ for p in "$work"/*; do
 	subj=$(patch_subject "$p")
 	# checkpatch warns about every added file unless the patch touches
 	# MAINTAINERS; where MAINTAINERS already covers each of them (a file in
-	# tools/testing/selftests/vm/, say) that warning is the only false one
+	# tools/testing/selftests/vm/ or mm/, say) that warning is the only false one
 	ignore=
 	new=$(awk '/^diff --git / { f = substr($4, 3) } /^new file mode/ { print f }' "$p")
 	if [ -n "$new" ]; then

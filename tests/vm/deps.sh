@@ -10,8 +10,8 @@ pkgs=(
 	libjson-c-dev scdoc
 	# host tests: bats and its helpers, jq to validate --json, clang for fuzzing
 	bats bats-support bats-assert jq clang libclang-rt-14-dev
-	# guest kernel
-	linux-source-6.1 flex bison bc libelf-dev libssl-dev cpio xz-utils
+	# guest kernels: the two bases of the series
+	linux-source-6.1 linux-source-6.12 flex bison bc libelf-dev libssl-dev cpio xz-utils
 	# guest image and VM
 	debootstrap e2fsprogs qemu-system-x86 qemu-utils
 	# make deb: the Debian packages the guest installs, and their checker

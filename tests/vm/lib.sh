@@ -34,3 +34,26 @@ timed_make() {
 	rm -f "$loadf"
 	return $rc
 }
+
+# The bases a series exists for, oldest first; kernel/<base>/thp.patch each.
+THP_BASES="6.1 6.12"
+
+# split_series MBOX DIR: one file per patch of the series in DIR (git
+# mailsplit), 0001 the first patch, without the cover letter: a mail with no
+# diff ("[PATCH v3 0/N]", from format-patch --cover-letter) is dropped.
+# Prints the number of patches.
+split_series() {
+	local p n=0
+	mkdir -p "$2"
+	git mailsplit -o"$2" "$1" >/dev/null
+	for p in "$2"/*; do
+		[ -e "$p" ] || continue
+		if grep -q '^diff --git ' "$p"; then
+			n=$((n + 1))
+			[ "$p" = "$2/$(printf %04d $n)" ] || mv "$p" "$2/$(printf %04d $n)"
+		else
+			rm -f "$p"
+		fi
+	done
+	echo "$n"
+}

@@ -19,8 +19,11 @@
 #                             (6.1 or 6.12, the newest apt offers) with its
 #                             initrd, on the stock variant of the image
 #                             (build-image.sh --stock), instead of our kernel
-# env: THP_KERNEL=bzImage (use this kernel, not the cached build of the
-#      series), THP_CACHE, THP_KCONFIG_FLAVOR/THP_KCONFIG_EXTRA (debug kernel),
+# env: THP_BASE=6.1|6.12 (which series: tests/vm/build-kernel.sh builds it,
+#      and its kselftests go into this run's payload), THP_KERNEL=bzImage (use
+#      this kernel, not the cached build of the series) with
+#      THP_KSELFTESTS=DIR (the kselftests built with it), THP_CACHE,
+#      THP_KCONFIG_FLAVOR/THP_KCONFIG_EXTRA (debug kernel),
 #      THP_STRESS_SECONDS (70-stress.bats's duration, passed into the guest;
 #      the check boot's default limit grows by as much)
 #
@@ -81,7 +84,7 @@ esac
 
 log() { echo "run-guest: $*" >&2; }
 
-image= initrd= transport=9p
+image= initrd= transport=9p kselftests=
 if [ -n "$stock" ]; then
 	image=$("$top/tests/vm/build-image.sh" --stock | tail -1)
 	kver=$(awk -v s="$stock" '$1 == s { print $2 }' "$(dirname "$image")/kernels")
@@ -92,10 +95,13 @@ if [ -n "$stock" ]; then
 	log "kernel: Debian's stock $kver with its initrd"
 elif [ -n "${THP_KERNEL:-}" ]; then
 	kernel=$THP_KERNEL
-	log "kernel: $kernel (THP_KERNEL)"
+	kselftests=${THP_KSELFTESTS:-}
+	log "kernel: $kernel (THP_KERNEL)${kselftests:+, kselftests from $kselftests}"
 else
 	# shellcheck disable=SC2086
 	kernel=$("$top/tests/vm/build-kernel.sh" ${THP_KCONFIG_FLAVOR:+--flavor $THP_KCONFIG_FLAVOR} ${THP_KCONFIG_EXTRA:-} | tail -1)
+	kselftests=$(dirname "$kernel")/kselftests
+	log "kernel: ${THP_BASE:-6.1} series, $(cat "$(dirname "$kernel")/VERSION" 2>/dev/null)"
 fi
 [ -n "$image" ] || image=$("$top/tests/vm/build-image.sh" | tail -1)
 [ -f "$kernel" ] && [ -f "$image" ] && { [ -z "$initrd" ] || [ -f "$initrd" ]; }
@@ -113,6 +119,9 @@ log "run directory: $run"
 	flock 9
 	cp -a "$payload/." "$run/payload/"
 ) 9>"$payload.lock"
+# the kselftests built with this kernel (25-kselftests.bats runs them)
+rm -rf "$run/payload/kselftests"
+[ -z "$kselftests" ] || [ ! -d "$kselftests" ] || cp -r "$kselftests" "$run/payload/kselftests"
 {
 	echo "MODE=$mode"
 	printf 'SUITES=%q\n' "$suites"
@@ -184,19 +193,26 @@ tail -n +1 -F "$results/stream" 2>/dev/null &
 tailpid=$!
 trap 'kill $tailpid 2>/dev/null || true' EXIT
 
+# CPU seconds (user+sys) of this script's children that have ended
+children_cpu() { awk -v t="$(getconf CLK_TCK)" '{ print int(($16 + $17) / t) }' "/proc/$$/stat"; }
+
 status=0
 phase=1
 retried=
 while :; do
 	log "boot $phase (timeout ${timeout}s, accel $accel)"
 	start=$(date +%s)
+	cpu0=$(children_cpu)
 	streamed=$(stat -c %s "$results/stream")
 	set +e
 	timeout -k 10 "$timeout" "${qemu[@]}" -display none -monitor none \
 		-serial "file:$run/console.$phase.log" -append "$cmdline" </dev/null
 	qrc=$?
 	set -e
-	log "boot $phase ended after $(($(date +%s) - start)) s"
+	# QEMU's CPU time against the wall time: how busy the guest kept the
+	# host (a guest that mostly waits could share the host with another)
+	wall=$(($(date +%s) - start)) cpu=$(($(children_cpu) - cpu0))
+	log "boot $phase ended after $wall s, QEMU used $cpu s of CPU ($(awk -v c="$cpu" -v w="$wall" 'BEGIN { printf "%.2f", w ? c / w : 0 }') cores on average)"
 	collect
 	# A kernel that panicked before the harness said a word ran no test:
 	# seen with Debian's stock 6.12 under TCG (an int3 Oops while patching
@@ -249,6 +265,11 @@ if grep -hE "^\[ *[0-9]+\.[0-9]+\] .*$splat" "$run"/console.*.log "$results"/dme
 fi
 
 if [ "$mode" = check ]; then
+	# where the time went: the slowest suites (guest seconds, tap-formatter)
+	if ls "$results"/times.* >/dev/null 2>&1; then
+		log "seconds per suite, slowest first: $(awk '$1 == "suite" { printf "%s %s\n", $2, $3 }' "$results"/times.* |
+			sort -rn | awk '{ printf "%s%s %.0f", NR > 1 ? ", " : "", $2, $1 }')"
+	fi
 	"$top/tests/vm/tap-summary.sh" guest "$results"/tap.* >&2
 	# make check's closing line counts every guest run of the invocation
 	mkdir -p "$top/build/results"

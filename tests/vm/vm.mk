@@ -1,15 +1,24 @@
-# The guest: packages, the cached kernel and image, the per-run payload, and
+# The guest: packages, the cached kernels and image, the per-run payload, and
 # every target that boots it (vm, vm-exec, demo, check-guest, check,
-# check-debug, bench) or checks the kernel series (checkpatch, check-series).
+# check-debug, bench) or checks a kernel series (checkpatch, check-series).
 # docs/testing.md says what each boot runs and what it costs.
 
 # VM=... extra arguments for tests/vm/run-guest.sh (e.g. VM="--kvm")
 VM ?=
+# BASE=6.1 (the default) or 6.12: which series (kernel/BASE/thp.patch on
+# linux-source-BASE) every guest target builds and boots, and what kernel,
+# check-series and bench build: make check-guest BASE=6.12 SUITES="20-modes.bats"
+BASE ?= 6.1
+BASES := 6.1 6.12
+ifeq ($(filter $(BASE),$(BASES)),)
+$(error BASE=$(BASE): the bases are $(BASES))
+endif
 # STOCK=6.1 or 6.12: boot Debian's own stock cloud kernel of that series (the
 # newest apt offers, with its initrd, on the stock image) instead of ours, in
 # any guest target: make check-guest STOCK=6.12 SUITES="40-thpctl.bats"
 STOCK ?=
-RUN_GUEST = THP_CACHE=$(THP_CACHE) tests/vm/run-guest.sh --payload $(BUILD)/payload $(if $(STOCK),--stock $(STOCK)) $(VM)
+KERNEL_ENV = THP_CACHE=$(THP_CACHE) THP_BASE=$(BASE)
+RUN_GUEST = $(KERNEL_ENV) tests/vm/run-guest.sh --payload $(BUILD)/payload $(if $(STOCK),--stock $(STOCK)) $(VM)
 # what a boot needs built: our kernel and image, or the stock image
 GUEST_OS = $(if $(STOCK),stock-image,kernel image)
 # check-stock boots each of these with every suite
@@ -19,6 +28,13 @@ STOCK_SERIES := 6.1 6.12
 STOCK_CHECK_SUITES := 40-thpctl.bats 41-thpctl-mthp.bats 50-thpd-service.bats 51-thpd-config.bats \
 	52-thpd-socket.bats 53-thpd-adaptive.bats 54-thpd-rules.bats 72-thpd-faults.bats \
 	81-metrics.bats 99-thpd-reboot-prep.bats reboot/50-thpd-persist.bats
+# make check's boot of the patched 6.12 kernel: the kernel suites and the
+# policy ones (the 6.1 boot runs every suite). A suite for the 6.12 series
+# adds itself here.
+BASE612_CHECK_SUITES := 10-modes.bats 11-invalid-writes.bats 12-back-to-back.bats 20-modes.bats \
+	21-thp-stat.bats 22-rfc-behaviours.bats 23-thp-policy.bats 24-review.bats 25-kselftests.bats \
+	40-thpctl.bats 41-thpctl-mthp.bats 50-thpd-service.bats 51-thpd-config.bats 52-thpd-socket.bats \
+	53-thpd-adaptive.bats 54-thpd-rules.bats 99-thpd-reboot-prep.bats reboot/50-thpd-persist.bats
 # the second boot's test: mode 2 from the kernel command line
 MODE2_FILTER := --filter 'command line'
 
@@ -32,7 +48,7 @@ deps-quiet:
 # THP_KERNEL=path/to/bzImage: boot that kernel instead (kernel development)
 kernel:
 ifeq ($(THP_KERNEL),)
-	THP_CACHE=$(THP_CACHE) tests/vm/build-kernel.sh
+	$(KERNEL_ENV) tests/vm/build-kernel.sh
 else
 	@echo "kernel: using THP_KERNEL=$(THP_KERNEL)"
 endif
@@ -46,10 +62,10 @@ stock-image:
 
 # What goes into the guest for one run: the Debian packages built from the
 # tree (make deb; the guest installs them with apt), the suites, the
-# helpers. Assembled afresh each run; never baked into the cached image.
-# The payload also carries the kselftests built with the kernel (in its cache
-# directory); with THP_KERNEL, THP_KSELFTESTS=DIR names them (25-kselftests
-# skips without).
+# helpers. Assembled afresh each run; never baked into the cached image. The
+# same for every kernel: run-guest.sh adds the kselftests built with the
+# kernel it boots (in its cache directory) to its own copy; with THP_KERNEL,
+# THP_KSELFTESTS=DIR names them (25-kselftests skips without).
 payload: programs deb-packages
 	rm -rf $(BUILD)/payload
 	mkdir -p $(BUILD)/payload/helpers $(BUILD)/payload/debs
@@ -58,8 +74,6 @@ payload: programs deb-packages
 	cp -r tests/bats $(BUILD)/payload/bats
 	cp -r tests/vm/guest/run $(BUILD)/payload/guest-run
 	cp -r bench $(BUILD)/payload/bench
-	d=$${THP_KSELFTESTS:-$(if $(THP_KERNEL)$(STOCK),,$$(THP_CACHE=$(THP_CACHE) tests/vm/build-kernel.sh --dir)/kselftests)}; \
-	if [ -n "$$d" ] && [ -d "$$d" ]; then cp -r "$$d" $(BUILD)/payload/kselftests; fi
 
 vm: deps-quiet $(GUEST_OS) payload
 	$(RUN_GUEST) --mode shell
@@ -74,17 +88,23 @@ demo: deps-quiet $(GUEST_OS) payload
 check-guest: $(GUEST_OS) payload
 	$(RUN_GUEST) --mode check $(if $(SUITES),--suites "$(SUITES)")
 
-# host tests, then the guest suites; one closing "N passed, N failed" line
+# host tests, then the guest suites: every suite on patched 6.1 (and the
+# mode-2 boot), BASE612_CHECK_SUITES on patched 6.12, STOCK_CHECK_SUITES on
+# stock 6.12; one closing "N passed, N failed" line. Each phase's time goes
+# to build/results/phases (tests/vm/timed.sh).
+TIMED = tests/vm/timed.sh
 check: deps-quiet
 	$(MAKE) --no-print-directory programs
-	@rm -f build/results/host.tap build/results/guest.tap; rc=0; \
-	$(MAKE) --no-print-directory check-host || rc=1; \
-	$(MAKE) --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS=1 || rc=1; \
-	$(MAKE) --no-print-directory checkpatch || rc=1; \
-	$(MAKE) --no-print-directory check-guest || rc=1; \
-	$(MAKE) --no-print-directory check-guest SUITES=20-modes.bats \
+	@rm -f build/results/host.tap build/results/guest.tap build/results/phases; rc=0; \
+	$(TIMED) check-host $(MAKE) --no-print-directory check-host || rc=1; \
+	$(TIMED) fuzz-smoke $(MAKE) --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS=1 || rc=1; \
+	$(TIMED) checkpatch $(MAKE) --no-print-directory checkpatch || rc=1; \
+	$(TIMED) guest-6.1 $(MAKE) --no-print-directory check-guest BASE=6.1 || rc=1; \
+	$(TIMED) guest-6.1-mode2 $(MAKE) --no-print-directory check-guest BASE=6.1 SUITES=20-modes.bats \
 		VM="$(VM) --cmdline transparent_hugepage=2 $(MODE2_FILTER)" || rc=1; \
-	$(MAKE) --no-print-directory check-guest STOCK=6.12 SUITES="$(STOCK_CHECK_SUITES)" || rc=1; \
+	$(TIMED) guest-6.12 $(MAKE) --no-print-directory check-guest BASE=6.12 SUITES="$(BASE612_CHECK_SUITES)" || rc=1; \
+	$(TIMED) guest-stock-6.12 $(MAKE) --no-print-directory check-guest STOCK=6.12 SUITES="$(STOCK_CHECK_SUITES)" || rc=1; \
+	cat build/results/phases; \
 	tests/vm/tap-summary.sh check build/results/host.tap build/results/guest.tap; \
 	exit $$rc
 
@@ -103,7 +123,7 @@ check-stock: deps-quiet programs stock-image payload
 # SUITES= it also makes check's second boot (mode 2 from the command line).
 # no5lvl: docs/testing.md ("a false KASAN wild-memory-access").
 DEBUG_CMDLINE = page_owner=on no5lvl
-DEBUG_GUEST = THP_CACHE=$(THP_CACHE) THP_KCONFIG_FLAVOR=debug THP_KCONFIG_EXTRA=$(abspath kernel/debug.config) \
+DEBUG_GUEST = $(KERNEL_ENV) THP_KCONFIG_FLAVOR=debug THP_KCONFIG_EXTRA=$(abspath kernel/debug.config) \
 	THP_VM_TIMEOUT=$${THP_VM_TIMEOUT:-14400} tests/vm/run-guest.sh --payload $(BUILD)/payload $(VM) --mode check
 check-debug: deps-quiet programs image payload
 	@rm -f build/results/guest.tap; rc=0; \
@@ -114,14 +134,15 @@ check-debug: deps-quiet programs image payload
 	exit $$rc
 
 bench: deps-quiet kernel image payload
-	THP_CACHE=$(THP_CACHE) tests/vm/bench.sh $(VM)
+	$(KERNEL_ENV) tests/vm/bench.sh $(VM)
 
-# build bzImage after each patch of the series in turn (slow; not in check)
+# build bzImage after each patch of BASE's series in turn (slow; not in check)
 check-series: deps-quiet
-	THP_CACHE=$(THP_CACHE) tests/vm/build-each-patch.sh
+	$(KERNEL_ENV) tests/vm/build-each-patch.sh
 
+# every series: each base's in its own pristine tree
 checkpatch:
-	THP_CACHE=$(THP_CACHE) tests/vm/checkpatch.sh
+	@rc=0; for b in $(BASES); do THP_CACHE=$(THP_CACHE) tests/vm/checkpatch.sh $$b || rc=1; done; exit $$rc
 
 .PHONY: deps deps-quiet kernel image stock-image payload vm vm-exec demo check-guest check check-stock \
 	check-debug bench check-series checkpatch
