@@ -40,11 +40,15 @@ client() {
 	run timeout 10 "$CLIENT" --socket "$SOCK" "$@"
 }
 
-@test "--help and --version exit 0 on stdout; a bad option exits 2" {
+@test "--help and --version (-V) exit 0 on stdout; a bad option exits 2" {
 	run -0 "$THPD" --help
 	assert_output --partial "Usage: thpd"
+	assert_output --partial "-V, --version"
 	run -0 "$THPD" --version
 	assert_output --regexp '^thpd [0-9]'
+	local long=$output
+	run -0 "$THPD" -V
+	assert_output "$long"
 	run -2 "$THPD" --bogus
 	assert_output --partial "Try 'thpd --help'"
 }
