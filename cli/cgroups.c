@@ -9,22 +9,29 @@
  * A host may have thousands of cgroups, so the walk is bounded: --depth
  * levels below the root, and the --top largest by the sort key. The same
  * collection, under the same limits, feeds `thpctl metrics` (the
- * cardinality rule in thpctl(1)).
+ * cardinality rule in thpctl(1)). Anyone may name, nest and chmod their
+ * own delegated cgroups: one that cannot be read is skipped and counted,
+ * never the end of the walk, and the walk keeps its place on the heap.
  */
 #include "thpctl.h"
 #include "thp.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CGROUP_ROOT "/sys/fs/cgroup"
-/* memory.stat is about 1.5 KiB on 6.1 and grows with every kernel */
-#define MEMORY_STAT_MAX 16384
+/*
+ * memory.stat is about 1.5 KiB on 6.1 and 4 KiB on 6.18, and grows with
+ * every kernel: far more than it will ever be, yet a bound
+ */
+#define MEMORY_STAT_MAX (1024 * 1024)
 
 /* the byte figures, in memory.stat's order and names */
 static const char *const thp_bytes[] = { "anon_thp", "file_thp", "shmem_thp" };
@@ -110,96 +117,200 @@ static bool row_has_thp(struct json_object *row)
 	return false;
 }
 
+/* one memory.stat line: a byte figure or a thp_* event into row */
+static void row_line(struct json_object *row, char *line)
+{
+	char *sp = strchr(line, ' '), *end;
+	uint64_t v;
+	bool bytes = false;
+
+	if (!sp)
+		return;
+	*sp = '\0';
+	for (size_t i = 0; i < sizeof(thp_bytes) / sizeof(thp_bytes[0]); i++)
+		bytes |= strcmp(line, thp_bytes[i]) == 0;
+	if (!bytes && strncmp(line, "thp_", 4) != 0)
+		return;
+	errno = 0;
+	v = strtoull(sp + 1, &end, 10);
+	if (errno || end == sp + 1)
+		return;
+	jadd_u64(row, line, v);
+}
+
 /*
- * One cgroup's row: "cgroup" (its path), "thp" (the sum of the byte
- * figures), the byte figures and the thp_* events of its memory.stat.
- * -ENOENT when it has no memory.stat (memory controller not enabled there).
+ * One cgroup's row: "cgroup" (its path, "/" for the root), "thp" (the sum
+ * of the byte figures), the byte figures and the thp_* events of its
+ * memory.stat, read a line at a time. -ENOENT when it has no memory.stat
+ * (memory controller not enabled there), -EFBIG when memory.stat is larger
+ * than MEMORY_STAT_MAX, -ENAMETOOLONG when its path is longer than PATH_MAX,
+ * or what opening or reading it failed with.
  */
 static int read_row(const char *rel, struct json_object **out)
 {
-	char path[PATH_MAX], *buf, *save = NULL;
+	char rpath[PATH_MAX], path[PATH_MAX], line[256];
 	struct json_object *row;
-	int r;
+	size_t total = 0;
+	bool whole = true;	/* line starts a line of the file */
+	FILE *f;
+	int r = 0;
 
-	if ((size_t)snprintf(path, sizeof(path), CGROUP_ROOT "%s/memory.stat",
-			     strcmp(rel, "/") ? rel : "") >= sizeof(path))
+	if ((size_t)snprintf(rpath, sizeof(rpath), CGROUP_ROOT "%s/memory.stat", rel) >= sizeof(rpath))
 		return -ENAMETOOLONG;
-	buf = malloc(MEMORY_STAT_MAX);
-	if (!buf)
+	r = thp_path(path, sizeof(path), rpath);
+	if (r < 0)
+		return r;
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	row = json_object_new_object();
+	if (!row) {
+		fclose(f);
 		return -ENOMEM;
-	r = thp_read_file(path, buf, MEMORY_STAT_MAX);
+	}
+	jadd_str(row, "cgroup", *rel ? rel : "/");
+	jadd_u64(row, "thp", 0);
+	while (fgets(line, sizeof(line), f)) {
+		size_t len = strlen(line);
+		bool ends = len && line[len - 1] == '\n';
+
+		total += len;
+		if (total > MEMORY_STAT_MAX) {
+			r = -EFBIG;
+			break;
+		}
+		/* a line longer than any of memory.stat's: none of ours, skipped whole */
+		if (whole && ends) {
+			line[len - 1] = '\0';
+			row_line(row, line);
+		}
+		whole = ends;
+	}
+	if (!r && ferror(f))
+		r = errno ? -errno : -EIO;
+	fclose(f);
 	if (r < 0) {
-		free(buf);
+		json_object_put(row);
 		return r;
 	}
-	row = json_object_new_object();
-	jadd_str(row, "cgroup", rel);
-	jadd_u64(row, "thp", 0);
-	for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *sp = strchr(line, ' '), *end;
-		uint64_t v;
-		bool bytes = false;
-
-		if (!sp)
-			continue;
-		*sp = '\0';
-		for (size_t i = 0; i < sizeof(thp_bytes) / sizeof(thp_bytes[0]); i++)
-			bytes |= strcmp(line, thp_bytes[i]) == 0;
-		if (!bytes && strncmp(line, "thp_", 4) != 0)
-			continue;
-		errno = 0;
-		v = strtoull(sp + 1, &end, 10);
-		if (errno || end == sp + 1)
-			continue;
-		jadd_u64(row, line, v);
-	}
-	free(buf);
 	jadd_u64(row, "thp", thp_total(row));
 	*out = row;
 	return 0;
 }
 
+/*
+ * The walk is iterative, over a stack of the cgroups still to visit (their
+ * paths on the heap): no depth of tree, however large --depth is, can
+ * exhaust the C stack. A path longer than PATH_MAX is not opened.
+ */
+struct pending {
+	char *rel;		/* "" for the root, else "/a/b" */
+	int depth;
+};
+
 struct walk {
 	struct json_object *rows;
 	int max_depth;
-	size_t seen;		/* memory cgroups within the depth */
+	struct cgroups_count count;
+	struct pending *stack;
+	size_t n, cap;
 };
 
-static int walk(struct walk *w, const char *rel, int depth)
+static int push(struct walk *w, const char *parent, const char *name, int depth)
 {
-	char dir[PATH_MAX], child[PATH_MAX];
-	struct json_object *row;
+	char *rel;
+
+	if (w->n == w->cap) {
+		size_t cap = w->cap ? w->cap * 2 : 64;
+		struct pending *s = reallocarray(w->stack, cap, sizeof(*s));
+
+		if (!s)
+			return -ENOMEM;
+		w->stack = s;
+		w->cap = cap;
+	}
+	if (asprintf(&rel, "%s%s%s", parent, name ? "/" : "", name ? name : "") < 0)
+		return -ENOMEM;
+	w->stack[w->n++] = (struct pending){ rel, depth };
+	return 0;
+}
+
+/*
+ * A child directory (the cgroups below this one): a directory whose name
+ * does not start with '.', never a symlink
+ */
+static bool child_dir(DIR *d, const struct dirent *de)
+{
+	struct stat st;
+
+	if (de->d_name[0] == '.')
+		return false;
+	if (de->d_type != DT_UNKNOWN)
+		return de->d_type == DT_DIR;
+	return fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+/*
+ * One cgroup: its row, and its children pushed when within the depth. What
+ * cannot be read (memory.stat or the directory: permissions, size, path
+ * length) counts one skipped and the walk goes on. 0 or -ENOMEM.
+ */
+static int visit(struct walk *w, const struct pending *p)
+{
+	char rdir[PATH_MAX], dir[PATH_MAX];
+	struct json_object *row = NULL;
 	struct dirent *de;
+	bool skipped = false;
 	DIR *d;
-	int r = read_row(rel, &row);
+	int r = read_row(p->rel, &row);
 
 	if (r == 0) {
-		w->seen++;
+		w->count.seen++;
 		json_object_array_add(w->rows, row);
-	} else if (r != -ENOENT) {
+	} else if (r == -ENOMEM) {
 		return r;
+	} else if (r != -ENOENT) {
+		skipped = true;
 	}
-	if (depth >= w->max_depth)
-		return 0;
-	if (thp_path(dir, sizeof(dir), CGROUP_ROOT) < 0 ||
-	    strlen(dir) + strlen(rel) + 1 >= sizeof(dir))
-		return -ENAMETOOLONG;
-	strcat(dir, strcmp(rel, "/") ? rel : "");
-	d = opendir(dir);
-	if (!d)
-		return errno == ENOENT ? 0 : -errno;
-	while ((de = readdir(d))) {
-		if (de->d_type != DT_DIR || de->d_name[0] == '.')
-			continue;
-		if ((size_t)snprintf(child, sizeof(child), "%s/%s", strcmp(rel, "/") ? rel : "",
-				     de->d_name) >= sizeof(child))
-			continue;
-		r = walk(w, child, depth + 1);
-		if (r < 0 && r != -ENOENT)	/* a cgroup removed meanwhile is fine */
-			break;
-		r = 0;
+	if (p->depth < w->max_depth) {
+		if ((size_t)snprintf(rdir, sizeof(rdir), CGROUP_ROOT "%s", p->rel) >= sizeof(rdir) ||
+		    thp_path(dir, sizeof(dir), rdir) < 0) {
+			d = NULL;
+			errno = ENAMETOOLONG;
+		} else {
+			d = opendir(dir);
+		}
+		if (!d)
+			skipped |= errno != ENOENT;	/* ENOENT: removed meanwhile */
+		while (d && (de = readdir(d))) {
+			if (!child_dir(d, de))
+				continue;
+			if (push(w, p->rel, de->d_name, p->depth + 1) < 0) {
+				closedir(d);
+				return -ENOMEM;
+			}
+		}
+		if (d)
+			closedir(d);
 	}
-	closedir(d);
+	w->count.skipped += skipped;
+	return 0;
+}
+
+static int walk(struct walk *w)
+{
+	int r = push(w, "", NULL, 0);
+
+	while (r == 0 && w->n > 0) {
+		struct pending p = w->stack[--w->n];
+
+		r = visit(w, &p);
+		free(p.rel);
+	}
+	while (w->n > 0)
+		free(w->stack[--w->n].rel);
+	free(w->stack);
+	w->stack = NULL;
 	return r;
 }
 
@@ -231,7 +342,8 @@ static bool sort_key_valid(const char *key)
 	return false;
 }
 
-int cgroups_collect(const struct verb_args *a, struct json_object **out, size_t *seen)
+int cgroups_collect(const struct verb_args *a, struct json_object **out,
+		    struct cgroups_count *count)
 {
 	struct walk w = { .rows = json_object_new_array() };
 	struct json_object *kept;
@@ -246,7 +358,7 @@ int cgroups_collect(const struct verb_args *a, struct json_object **out, size_t 
 	}
 	if (!w.rows)
 		return -ENOMEM;
-	r = walk(&w, "/", 0);
+	r = walk(&w);
 	if (r < 0) {
 		json_object_put(w.rows);
 		return r;
@@ -267,7 +379,7 @@ int cgroups_collect(const struct verb_args *a, struct json_object **out, size_t 
 	if (!kept)
 		return -ENOMEM;
 	*out = kept;
-	*seen = w.seen;
+	*count = w.count;
 	return 0;
 }
 
@@ -281,10 +393,10 @@ static int list_sort_keys(void)
 	struct verb_args one = { .cg_depth = 1, .cg_depth_set = true, .cg_top_set = true,
 				 .cg_all = true };
 	struct json_object *rows = NULL;
-	size_t seen;
+	struct cgroups_count count;
 
 	puts("thp\ncgroup");
-	if (cgroups_collect(&one, &rows, &seen) == 0) {
+	if (cgroups_collect(&one, &rows, &count) == 0) {
 		for (size_t i = 0; i < json_object_array_length(rows); i++) {
 			struct json_object *row = json_object_array_get_idx(rows, i);
 
@@ -308,14 +420,14 @@ static int list_sort_keys(void)
 int verb_cgroups(struct verb_args *a)
 {
 	struct json_object *o, *rows;
-	size_t seen;
+	struct cgroups_count count;
 	int depth, top, r;
 
 	if (!thp_exists(CGROUP_ROOT "/cgroup.controllers")) {
 		log_error("no cgroup v2 hierarchy at %s", full_path(CGROUP_ROOT));
 		return EXIT_FAIL;
 	}
-	r = cgroups_collect(a, &rows, &seen);
+	r = cgroups_collect(a, &rows, &count);
 	if (r == -EINVAL)
 		return usage_error("cgroups: cannot sort by '%s' (cgroup, thp, anon_thp, "
 				   "file_thp, shmem_thp or a thp_* event)", a->sort);
@@ -328,7 +440,8 @@ int verb_cgroups(struct verb_args *a)
 	o = json_object_new_object();
 	jadd_int(o, "depth", depth);
 	jadd_int(o, "top", top);
-	jadd_u64(o, "memory_cgroups", seen);
+	jadd_u64(o, "memory_cgroups", count.seen);
+	jadd_u64(o, "skipped", count.skipped);
 	jadd_u64(o, "shown", json_object_array_length(rows));
 	json_object_object_add(o, "cgroups", rows);
 	return output(o, a->json) < 0 ? EXIT_FAIL : EXIT_OK;

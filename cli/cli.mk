@@ -22,4 +22,6 @@ install-thpctl: $(BUILD)/thpctl $(BUILD)/systemd/thpctl-metrics.service
 	install -Dm644 $(BUILD)/systemd/thpctl-metrics.service \
 		$(DESTDIR)$(UNITDIR)/thpctl-metrics.service
 	install -Dm644 systemd/thpctl-metrics.timer $(DESTDIR)$(UNITDIR)/thpctl-metrics.timer
+	install -Dm644 systemd/thp-alerts.rules.yml \
+		$(DESTDIR)$(DATADIR)/doc/thp-stack/examples/thp-alerts.rules.yml
 .PHONY: install-thpctl

@@ -78,7 +78,7 @@ void output_init(void)
  * Length of the well-formed UTF-8 sequence at s (RFC 3629: shortest form,
  * no surrogates, at most U+10FFFF; table 3-7 of the Unicode standard), or 0.
  */
-static size_t utf8_len(const unsigned char *s)
+size_t utf8_len(const unsigned char *s)
 {
 	unsigned char lo = 0x80, hi = 0xbf;
 	size_t n;
@@ -479,6 +479,11 @@ int output_json_style(const char *style)
 
 int output(struct json_object *obj, bool json)
 {
+	return output_to(stdout, obj, json);
+}
+
+int output_to(FILE *f, struct json_object *obj, bool json)
+{
 	int r = 0;
 
 	if (!obj) {
@@ -490,14 +495,14 @@ int output(struct json_object *obj, bool json)
 				json_flags | JSON_C_TO_STRING_NOSLASHESCAPE));
 
 		if (js)
-			printf("%s\n", js);
+			fprintf(f, "%s\n", js);
 		else
 			r = -ENOMEM;
 		free(js);
 	} else if (json_object_is_type(obj, json_type_array)) {
-		r = print_table(stdout, obj, 0);
+		r = print_table(f, obj, 0);
 	} else {
-		r = print_object(stdout, obj, 0);
+		r = print_object(f, obj, 0);
 	}
 	json_object_put(obj);
 	if (r < 0)

@@ -117,7 +117,7 @@ static const struct verb verbs[] = {
 	  "  --all         cgroups without THP memory or events too\n", verb_cgroups, NULL },
 	{ "metrics", "metrics [--output=FILE] [--depth=N] [--top=N]",
 	  "THP metrics in the Prometheus text format",
-	  0, 0, 0, NULL, metrics_options, metrics_option,
+	  0, 0, VERB_JSON, NULL, metrics_options, metrics_option,
 	  "  --output=FILE  write FILE atomically (node_exporter's textfile collector)\n"
 	  "  --depth=N      cgroup levels below the root (default 3)\n"
 	  "  --top=N        at most N cgroups, largest THP memory first (default 20)\n",
@@ -197,7 +197,7 @@ static void help(void)
 		printf("  %-8s %s\n", verbs[i].name, verbs[i].summary);
 	printf("\nOptions:\n"
 	       "  -j, --json[=pretty|short]\n"
-	       "                  print status, ps, policy and cgroups as JSON:\n"
+	       "                  print status, ps, policy, cgroups and metrics as JSON:\n"
 	       "                  indented (pretty, the default) or one line (short)\n"
 	       "  -h, --help      display this help\n"
 	       "  -V, --version   display version\n"

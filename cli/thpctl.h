@@ -56,12 +56,19 @@ const char *full_path(const char *path);
  */
 void output_init(void);
 size_t put_text(FILE *f, const char *s);
+/*
+ * Length of the well-formed UTF-8 sequence at s (RFC 3629: shortest form,
+ * no surrogates, at most U+10FFFF), or 0 for an invalid byte.
+ */
+size_t utf8_len(const unsigned char *s);
 
 /*
  * The one print path of every read verb: the verb builds a JSON object, this
  * prints it as JSON (--json) or as text. Takes the reference.
  */
 int output(struct json_object *obj, bool json);
+/* the same to f */
+int output_to(FILE *f, struct json_object *obj, bool json);
 /*
  * How output() prints JSON: "pretty" (indented, what plain --json gives)
  * or "short" (one line); NULL: pretty. -EINVAL for anything else.
@@ -145,10 +152,16 @@ int verb_metrics(struct verb_args *a);
  * cgroups.c: the memory cgroups within a's --depth, ranked by a's --sort
  * (default: THP memory), at most --top, those without THP left out unless
  * --all: an array of objects ("cgroup", "thp", memory.stat's anon_thp,
- * file_thp, shmem_thp and thp_* events). *seen: the memory cgroups within
- * the depth. 0, -EINVAL for an unknown sort key, or -errno.
+ * file_thp, shmem_thp and thp_* events). *count: the memory cgroups read
+ * within the depth, and those skipped because their memory.stat or
+ * directory could not be read (the others are still collected). 0, -EINVAL
+ * for an unknown sort key, or -ENOMEM.
  */
-int cgroups_collect(const struct verb_args *a, struct json_object **rows, size_t *seen);
+struct cgroups_count {
+	size_t seen, skipped;
+};
+int cgroups_collect(const struct verb_args *a, struct json_object **rows,
+		    struct cgroups_count *count);
 void cgroups_limits(const struct verb_args *a, int *depth, int *top);
 
 #endif

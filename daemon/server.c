@@ -6,7 +6,8 @@
  * enable/defrag/shmem need uid 0 or AdminGroup= membership, reload needs uid 0.
  * A request larger than THP_MSG_MAX gets an error reply and the connection
  * is closed; anything else wrong gets an error reply and the connection
- * stays usable.
+ * stays usable. A connection that sends nothing for THPD_IDLE_USEC is
+ * closed.
  */
 #include "server.h"
 
@@ -26,19 +27,29 @@
 #include "thp-proto.h"
 
 /*
- * Connection limits: anyone may connect (the socket is 0666), so one user's
- * idle connections must not lock out others, least of all root.
+ * Connection limits: anyone may connect (the socket is 0666), so no group
+ * of users may lock out the others, least of all those who administer
+ * THP. A connection that sends nothing for THPD_IDLE_USEC is closed (a
+ * client sends its request as soon as it connects; thpctl waits 5 s for a
+ * reply), so idle connections cannot hold slots; and a user who keeps
+ * connections busy is held to THPD_MAX_CONNS_USER, users who may not change
+ * anything together to THPD_MAX_CONNS_UNPRIV: the rest is kept for root and
+ * AdminGroup= members.
  */
+#define THPD_IDLE_USEC (10 * 1000000ULL)
 #define THPD_MAX_CONNS 256		/* everyone together, root included */
 #define THPD_MAX_CONNS_USER 16		/* each non-root uid */
-#define THPD_MAX_CONNS_NONROOT 192	/* all non-root uids: 64 kept for root */
+#define THPD_MAX_CONNS_NONROOT 224	/* all non-root uids: 32 kept for root */
+#define THPD_MAX_CONNS_UNPRIV 192	/* neither root nor AdminGroup=: 32 more for admins */
 
 struct conn {
 	struct conn *next, **pprev;	/* in d->conns */
 	struct thpd *d;
 	int fd;
 	sd_event_source *src;
+	sd_event_source *idle;		/* closes the connection after THPD_IDLE_USEC */
 	struct thpd_peer peer;
+	bool admin;			/* may change settings (root or AdminGroup=) */
 };
 
 bool thpd_peer_may_change(const struct thpd_config *cfg, const struct thpd_peer *peer)
@@ -327,6 +338,7 @@ static void conn_free(struct conn *c)
 	if (c->next)
 		c->next->pprev = c->pprev;
 	sd_event_source_disable_unref(c->src);
+	sd_event_source_disable_unref(c->idle);
 	close(c->fd);
 	d->n_conns--;
 	free(c);
@@ -347,30 +359,50 @@ static int send_reply(struct conn *c, struct json_object *reply)
 
 /*
  * The caller's supplementary groups, for AdminGroup=. More than fit in
- * peer.groups: look for the admin group in all of them, never in a
+ * peer->groups: look for the admin group in all of them, never in a
  * truncated list.
  */
-static void peer_groups(struct conn *c)
+static void peer_groups(int fd, gid_t admin_gid, struct thpd_peer *peer)
 {
-	socklen_t len = sizeof(c->peer.groups);
+	socklen_t len = sizeof(peer->groups);
 	gid_t *all;
 
-	if (getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, c->peer.groups, &len) == 0) {
-		c->peer.n_groups = (int)(len / sizeof(gid_t));
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, peer->groups, &len) == 0) {
+		peer->n_groups = (int)(len / sizeof(gid_t));
 		return;
 	}
 	if (errno != ERANGE)
 		return;
 	all = malloc(len);
-	if (all && getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, all, &len) == 0) {
-		c->peer.n_groups = 0;
+	if (all && getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, all, &len) == 0) {
+		peer->n_groups = 0;
 		for (size_t i = 0; i < len / sizeof(gid_t); i++)
-			if (all[i] == c->d->cfg.admin_gid) {
-				c->peer.groups[0] = all[i];
-				c->peer.n_groups = 1;
+			if (all[i] == admin_gid) {
+				peer->groups[0] = all[i];
+				peer->n_groups = 1;
 			}
 	}
 	free(all);
+}
+
+/* the connection was busy: its idle time starts again */
+static void idle_restart(struct conn *c)
+{
+	if (sd_event_source_set_time_relative(c->idle, THPD_IDLE_USEC) < 0 ||
+	    sd_event_source_set_enabled(c->idle, SD_EVENT_ONESHOT) < 0)
+		log_warn("Cannot restart the idle timer of a connection: %m");
+}
+
+static int on_idle(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct conn *c = userdata;
+
+	(void)s;
+	(void)usec;
+	log_debug("Closing a connection of uid %u (pid %d), idle for %llu s", c->peer.uid,
+		  (int)c->peer.pid, THPD_IDLE_USEC / 1000000);
+	conn_free(c);
+	return 0;
 }
 
 static int on_conn(sd_event_source *s, int fd, uint32_t revents, void *userdata)
@@ -413,29 +445,35 @@ static int on_conn(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 	if (r < 0) {
 		reply = error_reply(EBADMSG, "malformed request: expected one JSON object");
 	} else {
+		/* AdminGroup= may have come with a reload since the connection opened */
 		if (c->peer.n_groups < 0 && c->peer.uid != 0 && c->d->cfg.has_admin_gid)
-			peer_groups(c);
+			peer_groups(c->fd, c->d->cfg.admin_gid, &c->peer);
 		reply = thpd_handle_request(c->d, &c->peer, req);
 		json_object_put(req);
 	}
 	if (send_reply(c, reply) < 0)
 		conn_free(c);
+	else
+		idle_restart(c);
 	return 0;
 }
 
-static bool too_many(const struct thpd *d, uid_t uid)
+/* would one more connection of peer (admin: it may change settings) exceed a limit? */
+static bool too_many(const struct thpd *d, const struct thpd_peer *peer, bool admin)
 {
-	unsigned int same = 0, nonroot = 0;
+	unsigned int same = 0, nonroot = 0, unpriv = 0;
 
 	if (d->n_conns >= THPD_MAX_CONNS)
 		return true;
-	if (uid == 0)
+	if (peer->uid == 0)
 		return false;
 	for (const struct conn *c = d->conns; c; c = c->next) {
-		same += c->peer.uid == uid;
+		same += c->peer.uid == peer->uid;
 		nonroot += c->peer.uid != 0;
+		unpriv += !c->admin;
 	}
-	return same >= THPD_MAX_CONNS_USER || nonroot >= THPD_MAX_CONNS_NONROOT;
+	return same >= THPD_MAX_CONNS_USER || nonroot >= THPD_MAX_CONNS_NONROOT ||
+	       (!admin && unpriv >= THPD_MAX_CONNS_UNPRIV);
 }
 
 static int on_accept_retry(sd_event_source *s, uint64_t usec, void *userdata)
@@ -454,9 +492,11 @@ static int on_accept_retry(sd_event_source *s, uint64_t usec, void *userdata)
 static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	struct thpd *d = userdata;
+	struct thpd_peer peer = { .n_groups = -1 };
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
 	struct conn *c;
+	bool admin;
 	int cfd, r;
 
 	(void)s;
@@ -486,7 +526,13 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 		close(cfd);
 		return 0;
 	}
-	if (too_many(d, cred.uid)) {
+	peer.pid = cred.pid;
+	peer.uid = cred.uid;
+	peer.gid = cred.gid;
+	if (peer.uid != 0 && d->cfg.has_admin_gid)
+		peer_groups(cfd, d->cfg.admin_gid, &peer);
+	admin = thpd_peer_may_change(&d->cfg, &peer);
+	if (too_many(d, &peer, admin)) {
 		struct json_object *e = thp_proto_error(EBUSY, "too many connections, try again later");
 
 		char buf[64];
@@ -507,12 +553,14 @@ static int on_accept(sd_event_source *s, int fd, uint32_t revents, void *userdat
 	}
 	c->d = d;
 	c->fd = cfd;
-	c->peer.pid = cred.pid;
-	c->peer.uid = cred.uid;
-	c->peer.gid = cred.gid;
-	c->peer.n_groups = -1;
+	c->peer = peer;
+	c->admin = admin;
 	r = sd_event_add_io(d->event, &c->src, cfd, EPOLLIN | EPOLLRDHUP, on_conn, c);
+	if (r >= 0)
+		r = sd_event_add_time_relative(d->event, &c->idle, CLOCK_MONOTONIC, THPD_IDLE_USEC,
+					       100000, on_idle, c);
 	if (r < 0) {
+		sd_event_source_disable_unref(c->src);
 		close(cfd);
 		free(c);
 		return 0;

@@ -38,7 +38,7 @@ static void usage(FILE *f)
 		"      --check-config    parse the configuration, report problems, exit\n"
 		"      --keep-caps       do not drop capabilities (debugging only)\n"
 		"  -h, --help            this help\n"
-		"      --version         the version\n");
+		"  -V, --version         the version\n");
 }
 
 static int on_term(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
@@ -134,7 +134,7 @@ struct options {
 /* THPD_EXIT_OK to go on, else the exit code */
 static int parse_args(int argc, char **argv, struct options *o, bool *done)
 {
-	enum { OPT_STATE_DIR = 256, OPT_SOCKET, OPT_CHECK, OPT_KEEP_CAPS, OPT_VERSION };
+	enum { OPT_STATE_DIR = 256, OPT_SOCKET, OPT_CHECK, OPT_KEEP_CAPS };
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' },
 		{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
@@ -142,13 +142,13 @@ static int parse_args(int argc, char **argv, struct options *o, bool *done)
 		{ "check-config", no_argument, NULL, OPT_CHECK },
 		{ "keep-caps", no_argument, NULL, OPT_KEEP_CAPS },
 		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, OPT_VERSION },
+		{ "version", no_argument, NULL, 'V' },
 		{},
 	};
 	int c;
 
 	*done = false;
-	while ((c = getopt_long(argc, argv, "c:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:hV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (!optarg[0]) {
@@ -174,7 +174,7 @@ static int parse_args(int argc, char **argv, struct options *o, bool *done)
 			usage(stdout);
 			*done = true;
 			return THPD_EXIT_OK;
-		case OPT_VERSION:
+		case 'V':
 			printf("thpd %s\n", THP_VERSION);
 			*done = true;
 			return THPD_EXIT_OK;

@@ -161,7 +161,16 @@ int thp_anon_effective(const char *size_value, const char *enabled);
  */
 int thp_shmem_effective(const char *size_value, const char *shmem_enabled, bool pmd);
 
-#define THP_SIZES_MAX 16
+/*
+ * Every hugepage size there can be: each power of two from 8K (order 1,
+ * the smallest mTHP) to 1G, 18 of them. A [Size N] for each, a request
+ * naming them all and a kernel offering them all must fit.
+ */
+#define THP_SIZE_MIN_KIB 8UL
+#define THP_SIZE_MAX_KIB (1024UL * 1024)
+#define THP_SIZES_MAX 18
+_Static_assert(THP_SIZE_MAX_KIB / THP_SIZE_MIN_KIB == 1UL << (THP_SIZES_MAX - 1),
+	       "THP_SIZES_MAX is the count of powers of two from 8K to 1G");
 #define THP_STATS_MAX 32
 #define THP_EXTRA_MAX 8
 

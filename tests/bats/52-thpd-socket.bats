@@ -1,7 +1,7 @@
 #!/usr/bin/env bats
 # thpd's socket (docs/abi.md): thpctl enable persists across restarts,
 # callers are authenticated, garbage and oversized requests are answered
-# with errors and thpd keeps serving.
+# with errors and thpd keeps serving; idle connections are closed.
 
 load helpers
 load thpd
@@ -125,4 +125,24 @@ thpctl_or_skip() {
 		run -0 cat "$BATS_TEST_TMPDIR/c.$i"
 		assert_output --partial '"ok":true'
 	done
+}
+
+@test "an idle connection is closed after 10 s; one in use stays open" {
+	local idle=$BATS_TEST_TMPDIR/idle.out busy=$BATS_TEST_TMPDIR/busy.out p1 p2
+	[ -x "$THP_HELPERS/thp-stress-sock" ] || skip "no thp-stress-sock helper"
+	"$THP_HELPERS/thp-stress-sock" --idle 3 --hold-seconds 120 --until-closed >"$idle" 2>&1 &
+	p1=$!
+	# a ping every 2 s for 25 s: never idle for 10 s
+	"$THP_HELPERS/thp-stress-sock" --idle 2 --keepalive-ms 2000 --hold-seconds 25 >"$busy" 2>&1 &
+	p2=$!
+	wait "$p1" || fail "thp-stress-sock: $(cat "$idle")"
+	wait "$p2" || fail "thp-stress-sock: $(cat "$busy")"
+	run -0 cat "$idle"
+	assert_line idle_open=3
+	assert_line idle_closed=3
+	run -0 cat "$busy"
+	assert_line idle_served=2
+	assert_line idle_closed=0
+	run -0 thpd_call '{"cmd":"ping"}'
+	assert_output --partial '"ok":true'
 }

@@ -26,6 +26,10 @@ teardown_file() {
 	if [ "$(pkg_version thpd)" != "$(deb_version)" ] || ! dpkg-query -W thpd >/dev/null 2>&1; then
 		apt_install --allow-downgrades "$DEBS"/thpd_*.deb || true
 	fi
+	if [ "$(pkg_version thpctl)" != "$(deb_version)" ]; then
+		apt_install --allow-downgrades "$DEBS"/thpctl_*.deb || true
+	fi
+	timeout 60 systemctl disable --now thpctl-metrics.timer 2>/dev/null || true
 	cp -a "$BATS_FILE_TMPDIR/thpd.conf.orig" "$CONF"
 	timeout 60 systemctl stop thpd.service
 	rm -f "$STATE"
@@ -145,4 +149,35 @@ thpd_status() {
 	run -0 thpd_status
 	assert_equal "$(jq -c .persisted <<<"$output")" null
 	run -0 cmp "$BATS_FILE_TMPDIR/thpd.conf.orig" "$CONF"
+}
+
+@test "removing or purging thpctl deletes thp.prom, which node_exporter would go on exporting" {
+	local dir=/var/lib/prometheus/node-exporter
+	# the service writes only where node_exporter's textfile directory is
+	mkdir -p "$dir"
+	run -0 timeout 60 systemctl start thpctl-metrics.service
+	[ -s "$dir/thp.prom" ] || fail "thpctl-metrics.service wrote no $dir/thp.prom"
+	run -0 timeout 60 systemctl enable --now thpctl-metrics.timer
+	# a temporary file a write left behind goes too; other files stay
+	: >"$dir/thp.prom.AbC123"
+	echo 'other_metric 1' >"$dir/other.prom"
+
+	run -0 timeout 300 apt-get remove -y -q thpctl
+	[ ! -e "$dir/thp.prom" ] || fail "remove left $dir/thp.prom"
+	[ ! -e "$dir/thp.prom.AbC123" ] || fail "remove left a temporary file"
+	[ -e "$dir/other.prom" ] || fail "remove deleted another collector's file"
+	run systemctl is-active thpctl-metrics.timer
+	refute_output active
+
+	run -0 apt_install "$DEBS"/thpctl_*.deb
+	run -0 timeout 60 systemctl start thpctl-metrics.service
+	[ -s "$dir/thp.prom" ] || fail "no thp.prom after the reinstall"
+	run -0 timeout 300 apt-get purge -y -q thpctl
+	[ ! -e "$dir/thp.prom" ] || fail "purge left $dir/thp.prom"
+	run -0 dpkg-query -W -f='${db:Status-Status}' thpctl
+	assert_output not-installed
+
+	rm -f "$dir/other.prom"
+	run -0 apt_install "$DEBS"/thpctl_*.deb
+	assert_equal "$(pkg_version thpctl)" "$(deb_version)"
 }

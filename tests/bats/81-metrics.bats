@@ -37,6 +37,28 @@ teardown_file() {
 
 teardown() {
 	hold_kill
+	# a test that changed thpd's configuration puts it back
+	if [ -e "$BATS_TEST_TMPDIR/thpd.conf.orig" ]; then
+		cp -a "$BATS_TEST_TMPDIR/thpd.conf.orig" /etc/thpd/thpd.conf
+		timeout 60 systemctl start thpd.socket || true
+		timeout 60 systemctl restart thpd.service || true
+	fi
+}
+
+# promtool_ok NAME: thpctl metrics, saved as $THP_RESULTS/metrics.NAME.prom,
+# accepted by promtool with no finding; $output is the exposition
+promtool_ok() {
+	local prom=$THP_RESULTS/metrics.$1.prom
+	run -0 timeout 60 thpctl metrics
+	printf '%s\n' "$output" >"$prom"
+	run -0 timeout 60 promtool check metrics <"$prom"
+	assert_output ''
+	run -0 cat "$prom"
+}
+
+# thpd_state_is WORD: thpd's adaptive state
+thpd_state_is() {
+	[ "$(timeout 15 thpctl --json status | jq -r .thpd.adaptive.state)" = "$1" ]
 }
 
 # textfile_changed STAMP: thp.prom is no longer the file of STAMP
@@ -160,4 +182,70 @@ value() {
 		echo "promtool check metrics: exit 0, no findings"
 		promtool --version 2>&1 | head -1
 	} >"$THP_RESULTS/metrics.promtool"
+}
+
+@test "promtool accepts the metrics for every enabled x defrag pair this kernel takes; the mode is labels" {
+	command -v promtool >/dev/null || skip "promtool (package prometheus) is not in the image"
+	local e d n=0 mode
+	for e in always madvise never; do
+		for d in always defer defer+madvise madvise never; do
+			thp_set enabled "$e"
+			thp_set defrag "$d"
+			promtool_ok "pair"
+			mode=$(awk -F'"' '/^thp_mode_info\{/ { print $6 }' <<<"$output")
+			assert_line "thp_mode_info{enabled=\"$e\",defrag=\"$d\",rfc_mode=\"$mode\"} 1"
+			[ ! -e "$THP/mode" ] || assert_equal "$e/$d: $mode" "$e/$d: $(cat "$THP/mode")"
+			case $mode in
+			custom) refute_line --regexp '^thp_rfc_mode ' ;;
+			never) assert_line 'thp_rfc_mode -1' ;;
+			*) assert_line "thp_rfc_mode $mode" ;;
+			esac
+			n=$((n + 1))
+		done
+	done
+	assert_equal "$n" 15
+}
+
+@test "promtool accepts the metrics in each thpd state: normal, stepped down, stopped and restored" {
+	command -v promtool >/dev/null || skip "promtool (package prometheus) is not in the image"
+	[ -x /usr/sbin/thpd ] || skip "thpd is not installed"
+	cp -a /etc/thpd/thpd.conf "$BATS_TEST_TMPDIR/thpd.conf.orig"
+	thp_set enabled always
+	thp_set defrag madvise
+	# no guest has a million free 2 MiB blocks: thpd steps down at once
+	printf '[Global]\nMode=always\n[Adaptive]\nEnabled=yes\nMinFreeBlocks=0\nCalmSec=1\nCheckIntervalSec=1\n' \
+		>/etc/thpd/thpd.conf
+	run -0 timeout 60 systemctl restart thpd.service
+	wait_until 30 thpd_state_is normal || fail "thpd is not in its normal state"
+	promtool_ok thpd-normal
+	assert_line 'thpd_up 1'
+	assert_line 'thpd_adaptive_stepped_down 0'
+	assert_line 'thp_mode_info{enabled="always",defrag="madvise",rfc_mode="1"} 1'
+
+	sed -i 's/^MinFreeBlocks=.*/MinFreeBlocks=1000000/' /etc/thpd/thpd.conf
+	run -0 timeout 60 systemctl reload thpd.service
+	wait_until 60 thpd_state_is stepped-down || fail "thpd did not step down"
+	promtool_ok thpd-stepped-down
+	assert_line 'thpd_adaptive_stepped_down 1'
+	# thpd's step-down pair has no RFC number: a label, never a value
+	assert_line 'thp_mode_info{enabled="madvise",defrag="defer",rfc_mode="custom"} 1'
+	refute_line --regexp '^thp_rfc_mode '
+
+	# stopped: thpd restores the host's values and is gone (the step-up on
+	# calm is host suite 46's; a reload is thpd's model of normal, 5x)
+	# (the socket too: a connection to it would start thpd again)
+	run -0 timeout 60 systemctl stop thpd.service thpd.socket
+	promtool_ok thpd-restored
+	assert_line 'thpd_up 0'
+	refute_line --regexp '^thpd_adaptive'
+	assert_line 'thp_mode_info{enabled="always",defrag="madvise",rfc_mode="1"} 1'
+}
+
+@test "the package's example alert rules pass promtool check rules" {
+	command -v promtool >/dev/null || skip "promtool (package prometheus) is not in the image"
+	local rules=/usr/share/doc/thpctl/examples/thp-alerts.rules.yml
+	run -0 dpkg -L thpctl
+	assert_line "$rules"
+	run -0 timeout 60 promtool check rules "$rules"
+	assert_output --partial 'SUCCESS: 5 rules found'
 }

@@ -4,6 +4,7 @@
  *
  *   thp-stress-sock [--socket PATH] [--idle N] [--flood N] [--rounds R]
  *                   [--no-read N] [--ping] [--timeout-ms MS] [--hold-seconds S]
+ *                   [--keepalive-ms MS] [--until-closed]
  *
  * In this order, whatever is asked for:
  *   --idle N       open N connections that never send anything (slow
@@ -15,12 +16,19 @@
  *   --ping         one well-behaved client: connect, ping, wait up to
  *                  --timeout-ms (default 5000) for the reply
  * then prints "ready" and holds every open connection for --hold-seconds
- * (default 0; SIGTERM ends it early).
+ * (default 0; SIGTERM ends it early). While it holds them it watches the
+ * idle connections: with --keepalive-ms each sends a ping that often (and
+ * reads the reply), so that they are busy rather than idle, and each sends
+ * one before "ready", so that thpd has accepted (or refused) every one
+ * when "ready" comes; --until-closed
+ * stops holding once thpd has closed every one of them.
  *
  * Output: key=value lines: idle_open, idle_refused, noread_sent, flood_ok,
  * flood_busy, flood_closed, flood_timeout, flood_error, ping=ok|busy|closed|
- * timeout|error, ping_ms. Exit: 0, or 1 when --ping did not get an ok reply,
- * 2 usage, 3 system error.
+ * timeout|error, ping_ms, idle_served (with --keepalive-ms: ok replies to
+ * the first pings), and after holding idle_closed (idle connections
+ * thpd closed) and keepalive_ok (ok replies to the keepalive pings). Exit:
+ * 0, or 1 when --ping did not get an ok reply, 2 usage, 3 system error.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -195,7 +203,65 @@ static void flood(int n, int rounds)
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: thp-stress-sock [--socket PATH] [--idle N] [--no-read N] [--flood N]\n"
-		   "       [--rounds R] [--ping] [--timeout-ms MS] [--hold-seconds S]\n");
+		   "       [--rounds R] [--ping] [--timeout-ms MS] [--hold-seconds S]\n"
+		   "       [--keepalive-ms MS] [--until-closed]\n");
+}
+
+/*
+ * Hold the n idle connections in fds for up to ms: ping each every
+ * keepalive ms (0: never) and count the ok replies, count those thpd
+ * closes (closing and setting them to -1), and stop early when until_closed
+ * and all are closed.
+ */
+static void hold_idle(int *fds, int n, uint64_t ms, int keepalive, bool until_closed)
+{
+	struct pollfd *p = calloc((size_t)n + 1, sizeof(*p));
+	uint64_t end = now_ms() + ms, next = keepalive ? now_ms() + (uint64_t)keepalive : end;
+	unsigned long ok = 0, closed = 0;
+
+	if (!p) {
+		perror("thp-stress-sock: calloc");
+		exit(3);
+	}
+	while (now_ms() < end && !(until_closed && closed == (unsigned long)n)) {
+		uint64_t now = now_ms(), until = next < end ? next : end;
+		int r;
+
+		for (int i = 0; i < n; i++) {
+			p[i].fd = fds[i];
+			p[i].events = POLLIN | POLLRDHUP;
+		}
+		r = poll(p, (nfds_t)n, until > now ? (int)(until - now) : 0);
+		if (r < 0 && errno != EINTR) {
+			perror("thp-stress-sock: poll");
+			exit(3);
+		}
+		for (int i = 0; r > 0 && i < n; i++) {
+			char buf[THP_MSG_MAX + 1];
+			ssize_t got;
+
+			if (fds[i] < 0 || !p[i].revents)
+				continue;
+			got = recv(fds[i], buf, sizeof(buf), MSG_DONTWAIT);
+			if (got > 0 && classify(buf, got) == OUT_OK)
+				ok++;
+			if (got > 0 || (got < 0 && errno == EAGAIN))
+				continue;
+			close(fds[i]);
+			fds[i] = -1;
+			closed++;
+		}
+		if (keepalive && now_ms() >= next) {
+			for (int i = 0; i < n; i++)
+				if (fds[i] >= 0)
+					send(fds[i], ping, sizeof(ping) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+			next = now_ms() + (uint64_t)keepalive;
+		}
+	}
+	printf("idle_closed=%lu\n", closed);
+	if (keepalive)
+		printf("keepalive_ok=%lu\n", ok);
+	free(p);
 }
 
 int main(int argc, char **argv)
@@ -209,12 +275,15 @@ int main(int argc, char **argv)
 		{ "ping", no_argument, NULL, 'p' },
 		{ "timeout-ms", required_argument, NULL, 't' },
 		{ "hold-seconds", required_argument, NULL, 'H' },
+		{ "keepalive-ms", required_argument, NULL, 'k' },
+		{ "until-closed", no_argument, NULL, 'u' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	static int held[MAX_CONNS + 1];
-	int nheld = 0, idle = 0, noread = 0, nflood = 0, rounds = 1, hold = 0, c, i, rc = 0;
-	bool do_ping = false;
+	int nheld = 0, nidle = 0, idle = 0, noread = 0, nflood = 0, rounds = 1, hold = 0;
+	int keepalive = 0, c, i, rc = 0;
+	bool do_ping = false, until_closed = false;
 
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		int *dst = NULL;
@@ -227,6 +296,8 @@ int main(int argc, char **argv)
 		case 'r': dst = &rounds; break;
 		case 't': dst = &timeout_ms; break;
 		case 'H': dst = &hold; break;
+		case 'k': dst = &keepalive; break;
+		case 'u': until_closed = true; break;
 		case 'p': do_ping = true; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
@@ -259,7 +330,17 @@ int main(int argc, char **argv)
 			else
 				held[nheld++] = fd;
 		}
+		nidle = nheld;
 		printf("idle_open=%d\nidle_refused=%d\n", nheld, refused);
+		if (keepalive) {
+			int served = 0;
+
+			for (i = 0; i < nidle; i++)
+				if (send(held[i], ping, sizeof(ping) - 1, MSG_NOSIGNAL) >= 0 &&
+				    wait_reply(held[i], timeout_ms) == OUT_OK)
+					served++;
+			printf("idle_served=%d\n", served);
+		}
 	}
 	if (noread) {
 		int fd = connect_nb(), sent = 0;
@@ -296,13 +377,16 @@ int main(int argc, char **argv)
 			rc = 1;
 	}
 	printf("ready\n");
-	if (hold) {
+	if (hold && nidle) {
+		hold_idle(held, nidle, (uint64_t)hold * 1000, keepalive, until_closed);
+	} else if (hold) {
 		uint64_t end = now_ms() + (uint64_t)hold * 1000;
 
 		while (now_ms() < end)
 			sleep_ms(end - now_ms());
 	}
 	for (i = 0; i < nheld; i++)
-		close(held[i]);
+		if (held[i] >= 0)
+			close(held[i]);
 	return rc;
 }

@@ -113,6 +113,13 @@ comp() {
 	assert_output --regexp '(^| )bash( |$)'
 }
 
+@test "metrics: its options, --json among them" {
+	run -0 comp thpctl metrics --
+	assert_output '--output --depth --top --json --help'
+	run -0 comp thpctl metrics --j
+	assert_output '--json'
+}
+
 @test "ps --sort: the fields this kernel gives; cgroups --sort: memory.stat's" {
 	use_gen 6.1
 	run -0 comp thpctl ps --sort ''

@@ -40,11 +40,15 @@ client() {
 	run timeout 10 "$CLIENT" --socket "$SOCK" "$@"
 }
 
-@test "--help and --version exit 0 on stdout; a bad option exits 2" {
+@test "--help and --version (-V) exit 0 on stdout; a bad option exits 2" {
 	run -0 "$THPD" --help
 	assert_output --partial "Usage: thpd"
+	assert_output --partial "-V, --version"
 	run -0 "$THPD" --version
 	assert_output --regexp '^thpd [0-9]'
+	local long=$output
+	run -0 "$THPD" -V
+	assert_output "$long"
 	run -2 "$THPD" --bogus
 	assert_output --partial "Try 'thpd --help'"
 }
@@ -245,8 +249,10 @@ client() {
 	[ -x "$BUILD_DIR/helpers/thp-stress-sock" ] || skip "no thp-stress-sock helper"
 	start_thpd
 	local out=$BATS_TEST_TMPDIR/idle.out
+	# in use (a ping every 2 s), so that thpd's idle timeout does not free them
 	setpriv --reuid=65534 --regid=65534 --clear-groups -- \
-		"$BUILD_DIR/helpers/thp-stress-sock" --socket "$SOCK" --idle 40 --hold-seconds 30 >"$out" 2>&1 &
+		"$BUILD_DIR/helpers/thp-stress-sock" --socket "$SOCK" --idle 40 --keepalive-ms 2000 \
+		--hold-seconds 30 >"$out" 2>&1 &
 	local holder=$!
 	wait_ready "$out" "$holder" 10 || fail "the idle clients did not connect: $(cat "$out")"
 	# the 17th connection of the same user is told it is busy (or, when
@@ -262,6 +268,68 @@ client() {
 	assert_output --partial '"ok":true'
 	kill "$holder"
 	wait "$holder" || true
+}
+
+@test "an idle connection is closed after 10 s; one in use stays open" {
+	[ -x "$BUILD_DIR/helpers/thp-stress-sock" ] || skip "no thp-stress-sock helper"
+	start_thpd
+	local idle=$BATS_TEST_TMPDIR/idle.out busy=$BATS_TEST_TMPDIR/busy.out p1 p2
+	"$BUILD_DIR/helpers/thp-stress-sock" --socket "$SOCK" --idle 3 --hold-seconds 60 \
+		--until-closed >"$idle" 2>&1 &
+	p1=$!
+	# a ping every 2 s for 25 s: never idle for 10 s
+	"$BUILD_DIR/helpers/thp-stress-sock" --socket "$SOCK" --idle 2 --keepalive-ms 2000 \
+		--hold-seconds 25 >"$busy" 2>&1 &
+	p2=$!
+	wait "$p1" || fail "thp-stress-sock: $(cat "$idle")"
+	wait "$p2" || fail "thp-stress-sock: $(cat "$busy")"
+	run -0 cat "$idle"
+	assert_line idle_open=3
+	assert_line idle_closed=3
+	run -0 cat "$busy"
+	assert_line idle_served=2
+	assert_line idle_closed=0
+	run -0 sed -n 's/^keepalive_ok=//p' "$busy"
+	[ "$output" -ge 20 ] || fail "only $output keepalive pings answered in 25 s"
+	client '{"cmd":"ping"}'
+	assert_output --partial '"ok":true'
+}
+
+@test "a dozen users at their connection limit lock out neither AdminGroup= members nor root" {
+	[ -x "$BUILD_DIR/helpers/thp-stress-sock" ] || skip "no thp-stress-sock helper"
+	printf '[Global]\nAdminGroup=65500\n' >"$CONF"
+	start_thpd
+	local u pids=()
+	# 12 users, 16 connections each, all in use: every slot an unprivileged
+	# user may take
+	for u in $(seq 65510 65521); do
+		setpriv --reuid="$u" --regid="$u" --clear-groups -- \
+			"$BUILD_DIR/helpers/thp-stress-sock" --socket "$SOCK" --idle 16 --keepalive-ms 2000 \
+			--hold-seconds 20 >"$BATS_TEST_TMPDIR/hold.$u" 2>&1 &
+		pids+=($!)
+	done
+	for u in $(seq 65510 65521); do
+		wait_ready "$BATS_TEST_TMPDIR/hold.$u" "${pids[$((u - 65510))]}" 30 ||
+			fail "user $u: $(cat "$BATS_TEST_TMPDIR/hold.$u")"
+		run -0 grep -x idle_served=16 "$BATS_TEST_TMPDIR/hold.$u"
+	done
+	# a 13th unprivileged user is told to try later
+	run setpriv --reuid=65530 --regid=65530 --clear-groups -- timeout 10 "$CLIENT" --socket "$SOCK" '{"cmd":"ping"}'
+	assert_output --regexp '("ok":false.*too many connections.*"errno":16|^closed$)'
+	# a member of AdminGroup= and root are served
+	run -0 setpriv --reuid=65531 --regid=65531 --groups=65500 -- timeout 10 "$CLIENT" --socket "$SOCK" \
+		'{"cmd":"ping"}'
+	assert_output --partial '"ok":true'
+	client '{"cmd":"ping"}'
+	assert_success
+	assert_output --partial '"ok":true'
+	for u in $(seq 65510 65521); do
+		wait "${pids[$((u - 65510))]}" || true
+		run -0 grep -x idle_closed=0 "$BATS_TEST_TMPDIR/hold.$u"
+	done
+	# the dozen gone, the 13th is served
+	run -0 setpriv --reuid=65530 --regid=65530 --clear-groups -- timeout 10 "$CLIENT" --socket "$SOCK" '{"cmd":"ping"}'
+	assert_output --partial '"ok":true'
 }
 
 # ---- issue 20, class 1: saving state is safe and truthful ----

@@ -38,37 +38,6 @@ use_gen() {
 	cp -r "$FIX/$GEN/sys" "$R/"
 }
 
-# As the kernel shows a knob after a store: the fixture's word list with the
-# written word in brackets (a plain file keeps the bare word, which thpd's
-# next read would refuse). Run between two things thpd does.
-settle() {
-	local f rel w list new
-	while IFS= read -r f; do
-		rel=${f#"$R"/}
-		[ -f "$FIX/$GEN/$rel" ] || continue
-		w=$(<"$f")
-		[[ $w == *'['* ]] && continue
-		list=$(tr -d '[]' <"$FIX/$GEN/$rel")
-		[[ " $list " == *" $w "* ]] || fail "thpd wrote '$w' to $rel, which lists only: $list"
-		new=" $list "
-		new=${new/ $w / [$w] }
-		new=${new# }
-		echo "${new% }" >"$f"
-	done < <(find "$T" -path '*/khugepaged' -prune -o -type f \
-		\( -name enabled -o -name shmem_enabled -o -name defrag \) -print)
-}
-
-# the current word of a knob (relative to the THP directory)
-word() {
-	local v
-	v=$(<"$T/$1")
-	if [[ $v == *'['* ]]; then
-		v=${v#*[}
-		v=${v%%]*}
-	fi
-	echo "$v"
-}
-
 start_thpd() {
 	THP_ROOT=$R STATE_DIRECTORY=$STATE RUNTIME_DIRECTORY=$RUN \
 		"$THPD" --config "$CONF" --socket "$SOCK" 2>"$BATS_TEST_TMPDIR/log" &
@@ -139,6 +108,61 @@ client() {
 	run -0 grep 'hugepages-8kB' "$BATS_TEST_TMPDIR/log"
 	assert_output --partial "Not setting hugepages-8kB/enabled=always (from the configuration, [Size 8K] at $CONF:2): this kernel has no hugepages-8kB/enabled; skipped"
 	assert_equal "$(word hugepages-8kB/shmem_enabled)" advise
+}
+
+@test "every legal size, 8K to 1G (18 [Size] sections): accepted; what the kernel lacks is skipped (6.18)" {
+	local kib name n=0
+	use_gen 6.18
+	: >"$CONF"
+	for ((kib = 8; kib <= 1048576; kib *= 2)); do
+		if ((kib >= 1048576)); then name=$((kib / 1048576))G
+		elif ((kib >= 1024)); then name=$((kib / 1024))M
+		else name=${kib}K
+		fi
+		printf '[Size %s]\nShmem=advise\n' "$name" >>"$CONF"
+		n=$((n + 1))
+	done
+	assert_equal "$n sections" "18 sections"
+	run -0 "$THPD" --check-config --config "$CONF"
+	assert_output --partial "$CONF: OK"
+	refute_output --partial error
+	start_thpd
+	# the sizes 6.18 has took the value; the 9 it lacks are named and skipped
+	for kib in 8 16 32 64 128 256 512 1024 2048; do
+		assert_equal "${kib}kB: $(word "hugepages-${kib}kB/shmem_enabled")" "${kib}kB: advise"
+	done
+	run -0 grep -c 'this kernel has no .* hugepages.*; skipped' "$BATS_TEST_TMPDIR/log"
+	assert_output 9
+	run -0 grep 'hugepages-1048576kB/shmem_enabled=advise' "$BATS_TEST_TMPDIR/log"
+	assert_output --partial "[Size 1G] at $CONF:36): this kernel has no 1G hugepages"
+	stop_thpd
+
+	# a kernel with every size (none has them all today, but all are legal):
+	# the layout of 6.18 with 4M to 1G added. Each size takes the
+	# configuration's value, and one socket request may name all 18.
+	mkdir -p "$BATS_TEST_TMPDIR/fix/all"
+	cp -r "$FIX/6.18/sys" "$BATS_TEST_TMPDIR/fix/all/"
+	FIX=$BATS_TEST_TMPDIR/fix
+	for ((kib = 4096; kib <= 1048576; kib *= 2)); do
+		cp -r "$FIX/all/$SYS/hugepages-2048kB" "$FIX/all/$SYS/hugepages-${kib}kB"
+	done
+	use_gen all
+	start_thpd
+	for ((kib = 8; kib <= 1048576; kib *= 2)); do
+		assert_equal "${kib}kB: $(word "hugepages-${kib}kB/shmem_enabled")" "${kib}kB: advise"
+	done
+	refute grep -q 'skipped' "$BATS_TEST_TMPDIR/log"
+	client '{"cmd":"shmem","value":"never","size":"8K,16K,32K,64K,128K,256K,512K,1M,2M,4M,8M,16M,32M,64M,128M,256M,512M,1G"}'
+	assert_output --partial '"ok":true'
+	for ((kib = 8; kib <= 1048576; kib *= 2)); do
+		assert_equal "${kib}kB: $(word "hugepages-${kib}kB/shmem_enabled")" "${kib}kB: never"
+	done
+	run -0 jq -r '.sizes | keys | length' "$STATE/state"
+	assert_output 18
+	# thpctl sees every size too
+	THP_ROOT=$R THPD_SOCKET=$BATS_TEST_TMPDIR/none run -0 "$BUILD_DIR/thpctl" metrics
+	run -0 grep -c '^thp_size_shmem_enabled{size="[0-9]*kB",setting="never"} 1$' <<<"$output"
+	assert_output 18
 }
 
 @test "kernels without per-size controls (6.1, patched 6.1): sizes skipped saying why, Shmem= applied" {

@@ -34,3 +34,35 @@ thpd_end() {
 	PID=
 	return "$rc"
 }
+
+# As the kernel shows a knob after a store: the fixture's word list with the
+# written word in brackets (a plain file keeps the bare word, which thpd's
+# next read would refuse). Run between two things thpd does. The tree is
+# $T (in the root $R), copied from the fixture $FIX/$GEN.
+settle() {
+	local f rel w list new
+	while IFS= read -r f; do
+		rel=${f#"$R"/}
+		[ -f "$FIX/$GEN/$rel" ] || continue
+		w=$(<"$f")
+		[[ $w == *'['* ]] && continue
+		list=$(tr -d '[]' <"$FIX/$GEN/$rel")
+		[[ " $list " == *" $w "* ]] || fail "thpd wrote '$w' to $rel, which lists only: $list"
+		new=" $list "
+		new=${new/ $w / [$w] }
+		new=${new# }
+		echo "${new% }" >"$f"
+	done < <(find "$T" -path '*/khugepaged' -prune -o -type f \
+		\( -name enabled -o -name shmem_enabled -o -name defrag \) -print)
+}
+
+# the current word of a knob (relative to the THP directory)
+word() {
+	local v
+	v=$(<"$T/$1")
+	if [[ $v == *'['* ]]; then
+		v=${v#*[}
+		v=${v%%]*}
+	fi
+	echo "$v"
+}
