@@ -820,6 +820,23 @@ int thpd_set_defrag(struct thpd *d, const char *value, char *why, size_t size)
 	return change(d, &next, NULL, value, "defrag", value, why, size);
 }
 
+/*
+ * A change is saved before the host is written: next into the state file
+ * (its path into state), or why it could not be and -errno
+ */
+static int save_first(struct thpd *d, const struct thpd_persist *next, char *state,
+		      size_t ssize, char *why, size_t size)
+{
+	int r;
+
+	snprintf(state, ssize, "%s/" THPD_STATE_FILE, d->state_dir);
+	r = thpd_persist_save(d->state_dir, next);
+	if (r < 0)
+		snprintf(why, size, "cannot save the setting in %s: %s; nothing was changed", state,
+			 strerror(-r));
+	return r;
+}
+
 int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
 		  const unsigned long *kibs, int n, char *why, size_t size)
 {
@@ -873,13 +890,9 @@ int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
 				 sizeof(z->enabled), "%s", value);
 		}
 	}
-	snprintf(state, sizeof(state), "%s/" THPD_STATE_FILE, d->state_dir);
-	r = thpd_persist_save(d->state_dir, &next);
-	if (r < 0) {
-		snprintf(why, size, "cannot save the setting in %s: %s; nothing was changed", state,
-			 strerror(-r));
+	r = save_first(d, &next, state, sizeof(state), why, size);
+	if (r < 0)
 		goto out;
-	}
 	for (done = 0; done < n; done++) {
 		r = thp_knob_set(m, knob, kibs[done], value);
 		if (r < 0)
@@ -984,13 +997,9 @@ int thpd_set_khugepaged(struct thpd *d, const bool set[THPD_KH_N],
 		snprintf(why, size, "no khugepaged setting given");
 		return -EINVAL;
 	}
-	snprintf(state, sizeof(state), "%s/" THPD_STATE_FILE, d->state_dir);
-	r = thpd_persist_save(d->state_dir, &next);
-	if (r < 0) {
-		snprintf(why, size, "cannot save the setting in %s: %s; nothing was changed", state,
-			 strerror(-r));
+	r = save_first(d, &next, state, sizeof(state), why, size);
+	if (r < 0)
 		goto out;
-	}
 	for (k = 0; k < THPD_KH_N; k++)
 		if (set[k] && (r = thp_khugepaged_write(thpd_kh_file(k), val[k])) < 0)
 			break;
