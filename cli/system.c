@@ -217,8 +217,8 @@ static void add_thpd_line(struct json_object *o, struct json_object *thpd, bool 
 	char line[1024], kept[768] = "";
 
 	if (!thpd) {
-		jadd_str(o, "thpd", failed ? "not answering (see above)" :
-			 "not running: changes last until reboot");
+		/* as --all shows a null thpd */
+		jadd_str(o, "thpd", failed ? "not answering (see above)" : "not running");
 		return;
 	}
 	kept_text(thpd_get(thpd, "persisted", NULL), "", kept, sizeof(kept), 0);

@@ -137,7 +137,7 @@ features_json() {
 		want=${v#*:}
 		[ "$(thp_get enabled)/$(thp_get defrag)" = "$want" ] ||
 			fail "enable ${v%%:*}: expected $want, seen $(thp_get enabled)/$(thp_get defrag)"
-		[[ $stderr == *"no numeric THP modes: ${v%%:*} means enabled=${want%/*} defrag=${want#*/}"* ]] ||
+		[[ $stderr == *"no numeric THP modes: ${v%%:*} is the RFC's mode ${v%%:*} ("*"), not off: enabled=${want%/*} defrag=${want#*/}"* ]] ||
 			fail "stderr: $stderr"
 	done
 }

@@ -16,7 +16,7 @@ setup_file() {
 }
 
 teardown_file() {
-	rm -rf "/etc/systemd/system/$UNIT" "/etc/systemd/system/$UNIT.d" /run/thp-unit-test.sh "$OUT"
+	rm -rf "/etc/systemd/system/$UNIT" "/etc/systemd/system/$UNIT.d" /usr/local/bin/thp-unit-test.sh "$OUT"
 	systemctl daemon-reload || true
 	thp_give_back_knobs
 }
@@ -25,8 +25,9 @@ setup() {
 	[ -e "$THP/enabled" ] || skip "kernel without THP"
 	THPCTL=$(command -v thpctl) || fail "thpctl is not installed"
 	unset GLIBC_TUNABLES THP_ROOT THPD_SOCKET
-	# what the service's process has, written where the test reads it
-	cat >/run/thp-unit-test.sh <<'EOF'
+	# what the service's process has, written where the test reads it (on
+	# the root file system: an initrd's /run is noexec)
+	cat >/usr/local/bin/thp-unit-test.sh <<'EOF'
 #!/bin/sh
 {
 	grep '^THP_enabled:' /proc/self/status
@@ -35,8 +36,8 @@ setup() {
 	echo "args=$*"
 } >/run/thp-unit-test.out
 EOF
-	chmod 755 /run/thp-unit-test.sh
-	printf '[Service]\nType=oneshot\nExecStart=-/run/thp-unit-test.sh "one arg" two\n' >"/etc/systemd/system/$UNIT"
+	chmod 755 /usr/local/bin/thp-unit-test.sh
+	printf '[Service]\nType=oneshot\nExecStart=-/usr/local/bin/thp-unit-test.sh "one arg" two\n' >"/etc/systemd/system/$UNIT"
 	rm -rf "/etc/systemd/system/$UNIT.d" "$OUT"
 	systemctl daemon-reload
 }
@@ -56,7 +57,7 @@ start_unit() {
 	run -0 "$THPCTL" unit thp-unit-test never
 	assert_output --partial 'through thpctl run --never -q in ExecStart='
 	run -0 systemctl show -p ExecStart --value "$UNIT"
-	assert_output --partial "argv[]=$(readlink -f "$THPCTL") run --never -q -- /run/thp-unit-test.sh one arg two"
+	assert_output --partial "argv[]=$(readlink -f "$THPCTL") run --never -q -- /usr/local/bin/thp-unit-test.sh one arg two"
 	start_unit
 	assert_line --regexp '^THP_enabled:\s+0$'
 	assert_line 'args=one arg two'
@@ -88,7 +89,7 @@ start_unit() {
 
 @test "unit: a later drop-in that resets ExecStart= is found, exit 3" {
 	mkdir -p "/etc/systemd/system/$UNIT.d"
-	printf '[Service]\nExecStart=\nExecStart=/run/thp-unit-test.sh local\n' >"/etc/systemd/system/$UNIT.d/zz-local.conf"
+	printf '[Service]\nExecStart=\nExecStart=/usr/local/bin/thp-unit-test.sh local\n' >"/etc/systemd/system/$UNIT.d/zz-local.conf"
 	run -3 --separate-stderr "$THPCTL" unit thp-unit-test never
 	[[ $stderr == *'a drop-in read after thp.conf sets ExecStart= again'* ]] || fail "stderr: $stderr"
 	[[ $stderr == *zz-local.conf* ]] || fail "stderr: $stderr"

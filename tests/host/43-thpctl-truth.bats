@@ -243,7 +243,7 @@ teardown() {
 	assert_line --regexp '^16K-1M +never +never +own value never$'
 	assert_line --regexp '^2M +madvise +never +inherits enabled \(madvise\)$'
 	assert_line --regexp '^defrag: +madvise$'
-	assert_line --regexp '^thpd: +not running: changes last until reboot$'
+	assert_line --regexp '^thpd: +not running$'
 	[ "${#lines[@]}" -le 8 ] || fail "short view of ${#lines[@]} lines: $output"
 	refute_output --partial khugepaged
 	run -0 --separate-stderr "$THPCTL" status --all
