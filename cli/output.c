@@ -20,25 +20,40 @@
 #include <string.h>
 #include <wchar.h>
 
+/* mode 0/1/2 with what it means: a bare 0 reads as "off" to anyone used to 0/1 files */
+static const char *rfc_text(struct json_object *v)
+{
+	static char buf[160];
+	const char *m;
+
+	if (!json_object_is_type(v, json_type_int))
+		return json_object_get_string(v);
+	m = thp_rfc_meaning(json_object_get_int(v));
+	snprintf(buf, sizeof(buf), "%d (%s)", json_object_get_int(v), m ? m : "?");
+	return buf;
+}
+
 /* text labels where the JSON key is not the best thing to show */
 static const struct label {
 	const char *key;
 	const char *text;	/* label in "label: value" lines */
 	const char *header;	/* column header in tables */
 	const char *null_text;	/* how a JSON null reads */
+	const char *(*format)(struct json_object *v);	/* how a value reads, if not as it is */
 } labels[] = {
-	{ "free_hugepage_blocks", "free order-9+ blocks", NULL, NULL },
-	{ "anon_huge_kib", "AnonHugePages (KiB)", "ANONHUGE_KIB", NULL },
-	{ "thpd", "thpd", NULL, "not running" },
-	{ "stats", NULL, "COUNTER", NULL },
-	{ "persisted", "persisted", NULL, "nothing" },
-	{ "thp_fault_alloc", NULL, "FAULT_ALLOC", NULL },
-	{ "thp_fault_fallback", NULL, "FALLBACK", NULL },
-	{ "thp_fault_fallback_charge", NULL, "FB_CHARGE", NULL },
-	{ "thp_collapse_alloc", NULL, "COLLAPSE", NULL },
-	{ "thp_collapse_alloc_failed", NULL, "COLL_FAIL", NULL },
-	{ "thp_split_pmd", NULL, "SPLIT_PMD", NULL },
-	{ "thp_zero_page_fault", NULL, "ZERO_PAGE", NULL },
+	{ "mode", "rfc mode", NULL, "none", rfc_text },
+	{ "free_hugepage_blocks", "free order-9+ blocks", NULL, NULL, NULL },
+	{ "anon_huge_kib", "AnonHugePages (KiB)", "ANONHUGE_KIB", NULL, NULL },
+	{ "thpd", "thpd", NULL, "not running", NULL },
+	{ "stats", NULL, "COUNTER", NULL, NULL },
+	{ "persisted", "persisted", NULL, "nothing", NULL },
+	{ "thp_fault_alloc", NULL, "FAULT_ALLOC", NULL, NULL },
+	{ "thp_fault_fallback", NULL, "FALLBACK", NULL, NULL },
+	{ "thp_fault_fallback_charge", NULL, "FB_CHARGE", NULL, NULL },
+	{ "thp_collapse_alloc", NULL, "COLLAPSE", NULL, NULL },
+	{ "thp_collapse_alloc_failed", NULL, "COLL_FAIL", NULL, NULL },
+	{ "thp_split_pmd", NULL, "SPLIT_PMD", NULL, NULL },
+	{ "thp_zero_page_fault", NULL, "ZERO_PAGE", NULL, NULL },
 };
 
 static const struct label *find_label(const char *key)
@@ -203,7 +218,8 @@ static const char *scalar_text(const char *key, struct json_object *v)
 	case json_type_boolean:
 		return json_object_get_boolean(v) ? "yes" : "no";
 	default:
-		return json_object_get_string(v);
+		l = find_label(key);
+		return l && l->format ? l->format(v) : json_object_get_string(v);
 	}
 }
 
@@ -272,7 +288,7 @@ static int print_table(FILE *f, struct json_object *arr, int indent)
 	for (size_t c = 0; c < ncol; c++) {
 		if (c)
 			fputc(' ', f);
-		put_header(f, cols[c], width[c], numcol[c]);
+		put_header(f, cols[c], c + 1 == ncol && !numcol[c] ? 0 : width[c], numcol[c]);
 	}
 	fputc('\n', f);
 	for (size_t r = 0; r < rows; r++) {

@@ -59,12 +59,30 @@ static int status_thp_enabled(pid_t pid)
 	return r;
 }
 
+/*
+ * After setting advise: the process gets hugepages only where a size is
+ * used at fault, so with none the setting changes nothing yet (said,
+ * EXIT_NOT_IN_EFFECT); its state is shown all the same.
+ */
+static int check_advise(pid_t pid)
+{
+	struct thp_model m;
+
+	if (thp_model_read_controls(&m) < 0 || thp_model_anon_on(&m))
+		return EXIT_OK;
+	log_error("process %d's policy is now advise, but no hugepage size is used at fault "
+		  "(enabled is %s%s): it gets no hugepages until one is, e.g. 'thpctl enable madvise'",
+		  (int)pid, thp_choice_value(&m.enabled),
+		  m.per_size ? " and no size's own value turns one on" : "");
+	return EXIT_NOT_IN_EFFECT;
+}
+
 int verb_policy(struct verb_args *a)
 {
 	struct json_object *o, *c = NULL;
 	struct thp_state st;
 	char comm[COMM_SIZE], path[64];
-	int policy, r, thp_enabled = -1;
+	int policy, r, thp_enabled = -1, rc = EXIT_OK;
 	pid_t pid;
 
 	if (!parse_pid(a->argv[1], &pid))
@@ -119,6 +137,8 @@ int verb_policy(struct verb_args *a)
 				  strerror(-r));
 			return EXIT_FAIL;
 		}
+		if (thp_policy_from_name(a->argv[2]) == PR_THP_MM_POLICY_ADVISE)
+			rc = check_advise(pid);
 	}
 	o = json_object_new_object();
 	jadd_int(o, "pid", pid);
@@ -150,5 +170,5 @@ int verb_policy(struct verb_args *a)
 		else
 			json_object_put(c);
 	}
-	return output(o, a->json) < 0 ? EXIT_FAIL : EXIT_OK;
+	return output(o, a->json) < 0 ? EXIT_FAIL : rc;
 }

@@ -7,6 +7,8 @@
  * --advised-only is Linux 6.18's PR_SET_THP_DISABLE with
  * PR_THP_DISABLE_EXCEPT_ADVISED on any kernel that has it: no hugepages
  * except in memory the program advises (MADV_HUGEPAGE, MADV_COLLAPSE).
+ * Before --advise or --advised-only it checks what they can reach now, per
+ * size, and refuses (exit 3) where that is nothing, unless -q.
  */
 #include "thpctl.h"
 #include "thp.h"
@@ -25,8 +27,6 @@
 #ifndef PR_THP_DISABLE_EXCEPT_ADVISED
 #define PR_THP_DISABLE_EXCEPT_ADVISED (1 << 1)
 #endif
-/* run's value for --advised-only, beside the PR_THP_MM_POLICY_* ones */
-#define RUN_ADVISED_ONLY 100
 
 /*
  * GLIBC_TUNABLES is "name=value:name=value"; return a new string with
@@ -64,12 +64,19 @@ const struct option run_options[] = {
 	{ "advised-only", no_argument, NULL, 'A' },
 	{ "never", no_argument, NULL, 'n' },
 	{ "default", no_argument, NULL, 'd' },
+	{ "quiet", no_argument, NULL, 'q' },
 	{}
 };
 
 int run_option(struct verb_args *a, int opt, const char *arg)
 {
-	int p = opt == 'n' ? PR_THP_MM_POLICY_NEVER :
+	int p;
+
+	if (opt == 'q') {
+		a->quiet = true;
+		return 0;
+	}
+	p = opt == 'n' ? PR_THP_MM_POLICY_NEVER :
 		opt == 'd' ? PR_THP_MM_POLICY_DEFAULT :
 		opt == 'A' ? RUN_ADVISED_ONLY : PR_THP_MM_POLICY_ADVISE;
 
@@ -81,15 +88,86 @@ int run_option(struct verb_args *a, int opt, const char *arg)
 	return 0;
 }
 
+/* " 64K 2M": the sizes of m used at fault in MADV_HUGEPAGE regions */
+static const char *advised_sizes(const struct thp_model *m, char *buf, size_t size)
+{
+	size_t used = 0;
+	char name[16];
+
+	buf[0] = '\0';
+	for (int i = 0; i < m->nsizes && used < size; i++)
+		if (thp_size_anon_eff(m, &m->size[i]) != THP_EFF_NEVER)
+			used += (size_t)snprintf(buf + used, size - used, " %s",
+						 thp_size_name(m->size[i].kib, name, sizeof(name)));
+	return buf;
+}
+
+/* run --advise / --advised-only: thpctl.h */
+int run_check_reach(int policy, bool quiet, const char *who, const char *refused)
+{
+	bool has_policy = thp_exists("/proc/self/thp_policy");
+	const char *opt = policy == RUN_ADVISED_ONLY ? "--advised-only" : "--advise";
+	struct thp_model m;
+	char sizes[160];
+	const char *top;
+	int r = thp_model_read_controls(&m);
+
+	if (r < 0) {
+		if (r != -ENOENT) {
+			/* cannot tell: run it, and say why nothing was checked */
+			if (!quiet)
+				log_error("%s: cannot read %s (%s): what it reaches is unknown", opt,
+					  full_path(THP_SYSFS_DIR), strerror(-r));
+			return EXIT_OK;
+		}
+		if (quiet)
+			return EXIT_OK;
+		log_error("%s: this kernel has no transparent hugepages (no %s): %s would get "
+			  "none%s", opt, full_path(THP_SYSFS_DIR "/enabled"), who, refused);
+		return EXIT_NOT_IN_EFFECT;
+	}
+	top = thp_choice_value(&m.enabled);
+	advised_sizes(&m, sizes, sizeof(sizes));
+	if (!sizes[0] || (policy == PR_THP_MM_POLICY_ADVISE && !has_policy && strcmp(top, "never") == 0)) {
+		if (quiet)
+			return EXIT_OK;
+		if (sizes[0])
+			log_error("--advise: this kernel has no per-process THP policy, and glibc's "
+				  "glibc.malloc.hugetlb=1 advises malloc's memory only while the top-level "
+				  "enabled is madvise or always; it is never (only%s %s used): %s would get "
+				  "no hugepages%s", sizes, strchr(sizes + 1, ' ') ? "are" : "is", who,
+				  refused);
+		else
+			log_error("%s: no hugepage size is used at fault on this host now (enabled is "
+				  "%s%s): %s would get no hugepages until one is ('thpctl enable madvise')%s",
+				  opt, top, m.per_size ? ", and no size's own value turns one on" : "", who,
+				  refused);
+		return EXIT_NOT_IN_EFFECT;
+	}
+	if (policy == PR_THP_MM_POLICY_ADVISE && !has_policy && !quiet)
+		log_error("--advise: this kernel has no per-process THP policy: "
+			  HUGETLB_TUNABLE "=1 makes glibc's malloc advise the memory it takes from "
+			  "the kernel (hugepages of%s), and covers only memory from malloc: memory the "
+			  "program maps itself, other allocators and static programs get none", sizes);
+	return EXIT_OK;
+}
+
 int verb_run(struct verb_args *a)
 {
 	int policy = a->policy_set ? a->policy : PR_THP_MM_POLICY_ADVISE;
+	bool has_policy = thp_exists("/proc/self/thp_policy");
 	char **cmd = a->argv + 1;
+	int r;
 
 	/*
 	 * Only what run needs: the launch cost is the figure that matters
-	 * here (make bench), so no reading of the sysfs knobs.
+	 * here (make bench), so the sizes' controls only, no stats.
 	 */
+	if (policy == PR_THP_MM_POLICY_ADVISE || policy == RUN_ADVISED_ONLY) {
+		r = run_check_reach(policy, a->quiet, cmd[0], "; not run (-q runs it anyway)");
+		if (r != EXIT_OK)
+			return r;
+	}
 	if (policy == RUN_ADVISED_ONLY) {
 		/* before 6.18 any arg3 is EINVAL: say so rather than run the command otherwise */
 		if (prctl(PR_SET_THP_DISABLE, 1, PR_THP_DISABLE_EXCEPT_ADVISED, 0, 0) < 0) {
@@ -102,7 +180,7 @@ int verb_run(struct verb_args *a)
 					  strerror(errno));
 			return EXIT_FAIL;
 		}
-	} else if (thp_exists("/proc/self/thp_policy")) {
+	} else if (has_policy) {
 		if (prctl(PR_SET_THP_MM_POLICY, policy, 0, 0, 0) < 0) {
 			log_error("prctl(PR_SET_THP_MM_POLICY, %s): %s", thp_policy_name(policy),
 				  strerror(errno));
@@ -117,8 +195,6 @@ int verb_run(struct verb_args *a)
 			return EXIT_FAIL;
 		}
 		free(t);
-		log_error("this kernel has no per-process THP policy: using "
-			  HUGETLB_TUNABLE "=1, which covers only memory from malloc");
 	} else {
 		/* stock --never disables THP; --default undoes an inherited --never */
 		if (prctl(PR_SET_THP_DISABLE, policy == PR_THP_MM_POLICY_NEVER, 0, 0, 0) < 0) {

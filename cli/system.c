@@ -8,6 +8,7 @@
 #include "thp.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,18 +44,61 @@ static void add_flag(struct json_object *o, const char *key, int v)
 		jadd_int(o, key, v);
 }
 
+/* a member of thpd's status reply, NULL when absent (or thpd is not running) */
+static struct json_object *thpd_get(struct json_object *thpd, const char *a, const char *b)
+{
+	struct json_object *v = NULL;
+
+	if (!json_object_object_get_ex(thpd, a, &v))
+		return NULL;
+	if (b && !json_object_object_get_ex(v, b, &v))
+		return NULL;
+	return v;
+}
+
+/*
+ * Why a size's anonymous memory is in its effective state, in a few words:
+ * its own value, or the top-level enabled it follows; and where thpd's
+ * step-down put either there, that too (thpd: its status reply, or NULL).
+ */
+static const char *size_why(const struct thp_model *m, const struct thp_size *s,
+			    struct json_object *thpd, char *buf, size_t size)
+{
+	const char *own = thp_choice_value(&s->enabled), *top = thp_choice_value(&m->enabled);
+	struct json_object *state = thpd_get(thpd, "adaptive", "state"), *back;
+	bool stepped = state && strcmp(json_object_get_string(state), "stepped-down") == 0;
+	char name[16];
+
+	if (s->has_dir && !own) {
+		snprintf(buf, size, "no anonymous control at this size");
+	} else if (own && strcmp(own, "inherit") != 0) {
+		back = thpd_get(thpd_get(thpd, "adaptive", "stepped_sizes"),
+				thp_size_name(s->kib, name, sizeof(name)), NULL);
+		if (back)
+			snprintf(buf, size, "own value %s, thpd's step-down (back to %s when calm)",
+				 own, json_object_get_string(back));
+		else
+			snprintf(buf, size, "own value %s", own);
+	} else {
+		snprintf(buf, size, "%s enabled (%s%s)", own ? "inherits" : "follows", top,
+			 stepped ? ", thpd's step-down" : "");
+	}
+	return buf;
+}
+
 /*
  * One row per size: its own values (null where the kernel has no such
- * control at that size), what they leave it in, and its stats/ counters.
+ * control at that size), what they leave it in and why, and its stats/
+ * counters.
  */
-static void add_sizes(struct json_object *o, const struct thp_model *m)
+static void add_sizes(struct json_object *o, const struct thp_model *m, struct json_object *thpd)
 {
 	struct json_object *rows = json_object_new_array();
 
 	for (int i = 0; i < m->nsizes && rows; i++) {
 		const struct thp_size *s = &m->size[i];
 		struct json_object *row = json_object_new_object(), *stats;
-		char name[16];
+		char name[16], why[160];
 
 		jadd_str(row, "size", thp_size_name(s->kib, name, sizeof(name)));
 		jadd_u64(row, "kib", s->kib);
@@ -62,6 +106,7 @@ static void add_sizes(struct json_object *o, const struct thp_model *m)
 		jadd_str(row, "effective", thp_eff_name(thp_size_anon_eff(m, s), false));
 		jadd_str(row, "shmem_enabled", thp_choice_value(&s->shmem_enabled));
 		jadd_str(row, "shmem_effective", thp_eff_name(thp_size_shmem_eff(m, s), true));
+		jadd_str(row, "why", size_why(m, s, thpd, why, sizeof(why)));
 		stats = json_object_new_object();
 		for (int j = 0; j < s->nstats; j++)
 			jadd_u64(stats, s->stats[j].name, s->stats[j].value);
@@ -78,6 +123,143 @@ static void add_sizes(struct json_object *o, const struct thp_model *m)
 		json_object_put(rows);
 }
 
+/* the RFC number where the kernel's mode file holds one, else null */
+static void add_mode(struct json_object *o, const struct thp_state *st)
+{
+	if (st->rfc >= 0)
+		jadd_int(o, "mode", st->rfc);
+	else
+		jadd_str(o, "mode", NULL);
+}
+
+static const char *row_str(struct json_object *row, const char *key)
+{
+	struct json_object *v;
+
+	return json_object_object_get_ex(row, key, &v) && v ? json_object_get_string(v) : "";
+}
+
+/*
+ * The sizes of the short view, from status's rows: what each does now for
+ * anonymous memory and shmem, and why; neighbours alike share a row
+ * ("16K-1M"), but the PMD size (pmd_kib), the one asked about most, always
+ * has its own.
+ */
+static struct json_object *summary_sizes(struct json_object *sizes, unsigned long pmd_kib)
+{
+	struct json_object *rows = json_object_new_array(), *last = NULL, *kib;
+	size_t n = json_object_array_length(sizes);
+	const char *first = NULL;
+
+	for (size_t i = 0; i < n && rows; i++) {
+		struct json_object *s = json_object_array_get_idx(sizes, i), *row;
+		const char *name = row_str(s, "size");
+		bool pmd = json_object_object_get_ex(s, "kib", &kib) &&
+			   json_object_get_uint64(kib) == pmd_kib;
+
+		if (last && !pmd && strcmp(row_str(last, "anon"), row_str(s, "effective")) == 0 &&
+		    strcmp(row_str(last, "shmem"), row_str(s, "shmem_effective")) == 0 &&
+		    strcmp(row_str(last, "why"), row_str(s, "why")) == 0) {
+			char range[40];
+
+			snprintf(range, sizeof(range), "%s-%s", first, name);
+			jadd_str(last, "size", range);
+			continue;
+		}
+		row = json_object_new_object();
+		jadd_str(row, "size", name);
+		jadd_str(row, "anon", row_str(s, "effective"));
+		jadd_str(row, "shmem", row_str(s, "shmem_effective"));
+		jadd_str(row, "why", row_str(s, "why"));
+		if (!row || json_object_array_add(rows, row) < 0) {
+			json_object_put(row);
+			break;
+		}
+		last = pmd ? NULL : row;
+		first = name;
+	}
+	return rows;
+}
+
+/*
+ * " name=value" for each value thpd keeps (its status's "persisted"):
+ * nested ones by their path ("64K.enabled=always",
+ * "khugepaged.pages_to_scan=4096"); returns what was used of buf
+ */
+static size_t kept_text(struct json_object *o, const char *prefix, char *buf, size_t size,
+			size_t used)
+{
+	/* "persisted": null when thpd keeps nothing */
+	if (!json_object_is_type(o, json_type_object))
+		return used;
+	json_object_object_foreach(o, key, val) {
+		char path[96];
+
+		if (!val || used >= size)
+			continue;
+		snprintf(path, sizeof(path), "%s%s%s", prefix, *prefix ? "." : "", key);
+		if (json_object_is_type(val, json_type_object))
+			used = kept_text(val, strcmp(key, "sizes") ? path : "", buf, size, used);
+		else
+			used += (size_t)snprintf(buf + used, size - used, " %s=%s", path,
+						 json_object_get_string(val));
+	}
+	return used;
+}
+
+/* thpd's state in one line, from its status reply (NULL: not running) */
+static void add_thpd_line(struct json_object *o, struct json_object *thpd, bool failed)
+{
+	struct json_object *v = thpd_get(thpd, "version", NULL);
+	struct json_object *state = thpd_get(thpd, "adaptive", "state");
+	struct json_object *reason = thpd_get(thpd, "adaptive", "reason");
+	const char *why = reason ? json_object_get_string(reason) : "";
+	char line[1024], kept[768] = "";
+
+	if (!thpd) {
+		/* as --all shows a null thpd */
+		jadd_str(o, "thpd", failed ? "not answering (see above)" : "not running");
+		return;
+	}
+	kept_text(thpd_get(thpd, "persisted", NULL), "", kept, sizeof(kept), 0);
+	snprintf(line, sizeof(line), "running (%s), %s%s%s%s; keeps%s",
+		 v ? json_object_get_string(v) : "?", state ? json_object_get_string(state) : "?",
+		 *why ? " (" : "", why, *why ? ")" : "", kept[0] ? kept : " nothing set through it yet");
+	jadd_str(o, "thpd", line);
+}
+
+/*
+ * The short view of status (what an administrator asks first): what each
+ * size does now and why, the RFC mode where the kernel has one, defrag and
+ * thpd's state; taken from the full object, so the two cannot disagree.
+ */
+static struct json_object *status_summary(struct json_object *full, unsigned long pmd_kib,
+					  struct json_object *thpd, bool thpd_failed)
+{
+	struct json_object *o = json_object_new_object(), *v;
+
+	if (json_object_object_get_ex(full, "sizes", &v) && o)
+		json_object_object_add(o, "sizes", summary_sizes(v, pmd_kib));
+	if (json_object_object_get_ex(full, "mode", &v) && v)
+		json_object_object_add(o, "mode", json_object_get(v));
+	jadd_str(o, "defrag", row_str(full, "defrag"));
+	add_thpd_line(o, thpd, thpd_failed);
+	return o;
+}
+
+const struct option status_options[] = {
+	{ "all", no_argument, NULL, 'a' },
+	{}
+};
+
+int status_option(struct verb_args *a, int opt, const char *arg)
+{
+	(void)arg;
+	if (opt == 'a')
+		a->all = true;
+	return 0;
+}
+
 int verb_status(struct verb_args *a)
 {
 	struct json_object *o = json_object_new_object(), *k, *f, *counters, *thpd;
@@ -85,7 +267,7 @@ int verb_status(struct verb_args *a)
 	struct thp_state st;
 	char buf[16384];
 	const char *why;
-	int r, rc = EXIT_OK;
+	int r, rt, rc = EXIT_OK;
 	uint64_t v;
 	long blocks;
 
@@ -98,13 +280,15 @@ int verb_status(struct verb_args *a)
 			  strerror(-r));
 		return EXIT_FAIL;
 	}
+	/* first: a size's reason names thpd's step-down */
+	rt = thpctl_call("status", NULL, &thpd, &why);
 	jadd_str(o, "enabled", thp_enabled_name(st.enabled));
-	jadd_str(o, "mode", st.mode);
+	add_mode(o, &st);
 	jadd_str(o, "defrag", st.defrag);
 	jadd_str(o, "shmem_enabled", thp_choice_value(&m.shmem_enabled));
 	add_flag(o, "use_zero_page", m.use_zero_page);
 	add_flag(o, "shrink_underused", m.shrink_underused);
-	add_sizes(o, &m);
+	add_sizes(o, &m, thpd);
 	if (m.nextra) {
 		struct json_object *x = json_object_new_object();
 
@@ -162,31 +346,84 @@ int verb_status(struct verb_args *a)
 	if (o)
 		json_object_object_add(o, "kernel_features", f);
 
-	r = thpctl_call("status", NULL, &thpd, &why);
-	if (o)
-		json_object_object_add(o, "thpd", r > 0 ? thpd : NULL);
-	else
+	if (!a->json && !a->all) {
+		r = output(status_summary(o, m.pmd_kib, rt > 0 ? thpd : NULL, rt < 0), false);
+		json_object_put(o);
 		json_object_put(thpd);
-
-	if (output(o, a->json) < 0)
+	} else {
+		if (o)
+			json_object_object_add(o, "thpd", rt > 0 ? thpd : NULL);
+		else
+			json_object_put(thpd);
+		r = output(o, a->json);
+	}
+	if (r < 0)
 		return EXIT_FAIL;
 	/* an unanswered or refused status was reported; the rest is still valid */
-	return r < 0 ? EXIT_FAIL : rc;
+	return rt < 0 ? EXIT_FAIL : rc;
 }
 
-static void print_result(const char *how)
+#define NOT_KEPT "written to sysfs: thpd is not running, so this lasts until reboot"
+#define KEPT "set by thpd, which keeps it"
+
+/*
+ * A line of a setting's result: on stdout when the kernel does what was
+ * asked (rc EXIT_OK); otherwise on stderr, as thpctl's message, so that
+ * nothing on stdout reads as a success (thpctl(1), exit status 3).
+ */
+static void result(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void result(int rc, const char *fmt, ...)
 {
-	struct thp_state st;
+	FILE *f = rc == EXIT_OK ? stdout : stderr;
+	va_list ap;
+	char *line;
 
-	if (thp_state_read(&st) == 0)
-		printf("enabled=%s defrag=%s mode=%s (%s)\n", thp_enabled_name(st.enabled),
-		       st.defrag, st.mode, how);
-	else
-		printf("done (%s)\n", how);
+	va_start(ap, fmt);
+	if (vasprintf(&line, fmt, ap) < 0)
+		line = NULL;
+	va_end(ap);
+	if (f == stderr)
+		fputs("thpctl: ", f);
+	/* words from sysfs, escaped like every text shown */
+	put_text(f, line ? line : "out of memory");
+	fputc('\n', f);
+	free(line);
 }
 
-static int via_thpd_or_sysfs(const char *cmd, const char *value,
-			     int (*apply)(const char *value, const char **failed))
+/*
+ * What enabled and defrag are now, the RFC mode where the kernel has one
+ * (its mode file is derived from the pair, no hidden state), and how; from
+ * m, which holds what was written (a sysfs store takes a word whole or
+ * fails), or "done" when the controls could not be read (m NULL).
+ */
+static void print_state(int rc, const char *how, const struct thp_model *m)
+{
+	const char *enabled = m ? thp_choice_value(&m->enabled) : NULL;
+	const char *defrag = m ? thp_choice_value(&m->defrag) : NULL;
+	char rfc[160] = "";
+	int e = enabled ? thp_enabled_from_name(enabled) : -EINVAL;
+
+	if (e < 0 || !defrag) {
+		result(rc, "done (%s)%s", how, rc ? "; not in effect:" : "");
+		return;
+	}
+	if (m->mode[0]) {
+		const char *n = thp_rfc_mode((enum thp_enabled)e, defrag);
+
+		if (n[0] >= '0' && n[0] <= '2')
+			snprintf(rfc, sizeof(rfc), ", rfc mode %c: %s", n[0], thp_rfc_meaning(n[0] - '0'));
+	}
+	result(rc, "enabled=%s defrag=%s%s (%s)%s", enabled, defrag, rfc, how,
+	       rc ? "; not in effect:" : "");
+}
+
+/*
+ * Set a top-level value through thpd when it runs, else on sysfs with
+ * apply. EXIT_OK with *how saying which, or EXIT_FAIL (said).
+ */
+static int set_top(const char *cmd, const char *value,
+		   int (*apply)(const char *value, const char **failed), const char **how)
 {
 	struct json_object *reply;
 	const char *why, *failed = NULL;
@@ -196,23 +433,9 @@ static int via_thpd_or_sysfs(const char *cmd, const char *value,
 	if (r < 0)
 		return EXIT_FAIL;
 	if (r > 0) {
-		struct json_object *e, *d, *m;
-
-		if (json_object_object_get_ex(reply, "enabled", &e) &&
-		    json_object_object_get_ex(reply, "defrag", &d) &&
-		    json_object_object_get_ex(reply, "mode", &m))
-		{
-			/* thpd's words, escaped like every text shown */
-			fputs("enabled=", stdout);
-			put_text(stdout, json_object_get_string(e));
-			fputs(" defrag=", stdout);
-			put_text(stdout, json_object_get_string(d));
-			fputs(" mode=", stdout);
-			put_text(stdout, json_object_get_string(m));
-			fputs(" (set by thpd, which keeps it)\n", stdout);
-		} else
-			printf("done (set by thpd, which keeps it)\n");
+		/* what the kernel holds now is read back, not taken from the reply */
 		json_object_put(reply);
+		*how = KEPT;
 		return EXIT_OK;
 	}
 	r = apply(value, &failed);
@@ -224,7 +447,7 @@ static int via_thpd_or_sysfs(const char *cmd, const char *value,
 	/* not the plain "nobody listens" case: say what went wrong */
 	if (strcmp(why, strerror(ENOENT)) && strcmp(why, strerror(ECONNREFUSED)))
 		log_error("could not reach thpd at %s: %s", thpctl_socket_path(), why);
-	print_result("written to sysfs: thpd is not running, so this lasts until reboot");
+	*how = NOT_KEPT;
 	return EXIT_OK;
 }
 
@@ -358,6 +581,13 @@ dup:;
 	return EXIT_OK;
 }
 
+/* a check's reason, when it is to say them (else it only counts) */
+#define SAY(...)                                 \
+	do {                                     \
+		if (say)                         \
+			log_error(__VA_ARGS__);  \
+	} while (0)
+
 static enum thp_eff size_eff(const struct thp_model *m, const struct thp_size *s, bool shmem)
 {
 	return shmem ? thp_size_shmem_eff(m, s) : thp_size_anon_eff(m, s);
@@ -369,7 +599,7 @@ static enum thp_eff size_eff(const struct thp_model *m, const struct thp_size *s
  * EXIT_OK or EXIT_NOT_IN_EFFECT after saying plainly what the kernel does.
  */
 static int check_sizes(const struct thp_model *m, bool shmem, const char *word,
-		       const unsigned long *kibs, int n)
+		       const unsigned long *kibs, int n, bool say)
 {
 	const char *top = shmem ? thp_choice_value(&m->shmem_enabled) : thp_choice_value(&m->enabled);
 	const char *topname = shmem ? "shmem_enabled" : "enabled";
@@ -385,7 +615,7 @@ static int check_sizes(const struct thp_model *m, bool shmem, const char *word,
 		if (strcmp(word, "inherit") == 0) {
 			if (got != THP_EFF_NEVER)
 				continue;
-			log_error("%s%s now follows %s, which is %s: %s hugepages are never used%s. "
+			SAY("%s%s now follows %s, which is %s: %s hugepages are never used%s. "
 				  "Set the top level too, e.g. 'thpctl %s %s'", name,
 				  shmem ? " shmem" : "", topname, top ? top : "absent", name,
 				  shmem ? " for shmem" : " at fault", shmem ? "shmem" : "enable",
@@ -397,7 +627,7 @@ static int check_sizes(const struct thp_model *m, bool shmem, const char *word,
 			       thp_anon_effective(word, NULL);
 		if (want >= 0 && (enum thp_eff)want == got)
 			continue;
-		log_error("hugepages-%lukB/%s is %s, but %s hugepages are %s%s: %s is %s",
+		SAY("hugepages-%lukB/%s is %s, but %s hugepages are %s%s: %s is %s",
 			  s->kib, shmem ? "shmem_enabled" : "enabled", word, name, eff_phrase(got),
 			  shmem ? " for shmem" : "", topname, top ? top : "absent");
 		rc = EXIT_NOT_IN_EFFECT;
@@ -410,7 +640,7 @@ static int check_sizes(const struct thp_model *m, bool shmem, const char *word,
  * left in what the word means; never (and shmem's deny) must leave every
  * size off. A per-size value other than inherit wins over the top level.
  */
-static int check_top(const struct thp_model *m, bool shmem, const char *word)
+static int check_top(const struct thp_model *m, bool shmem, const char *word, bool say)
 {
 	const char *file = shmem ? "shmem_enabled" : "enabled";
 	int want = shmem ? thp_shmem_effective(NULL, word, true) : thp_anon_effective(NULL, word);
@@ -429,40 +659,38 @@ static int check_top(const struct thp_model *m, bool shmem, const char *word)
 			continue;
 		thp_size_name(s->kib, name, sizeof(name));
 		if (own->n)
-			log_error("%s is now %s, but hugepages-%lukB/%s is %s, which wins: "
+			SAY("%s is now %s, but hugepages-%lukB/%s is %s, which wins: "
 				  "%s hugepages are %s%s. %s: 'thpctl %s %s --size %s'",
 				  file, word, s->kib, file, thp_choice_value(own), name,
 				  eff_phrase(got), shmem ? " for shmem" : "",
 				  off ? "Turn them off" : "To follow the top level",
 				  shmem ? "shmem" : "enable", off ? "never" : "inherit", name);
 		else
-			log_error("%s is now %s, but %s hugepages are %s%s", file, word, name,
+			SAY("%s is now %s, but %s hugepages are %s%s", file, word, name,
 				  eff_phrase(got), shmem ? " for shmem" : "");
 		rc = EXIT_NOT_IN_EFFECT;
 	}
 	if (!off && !any) {
-		log_error("no hugepage size can be used%s: every size is off",
+		SAY("no hugepage size can be used%s: every size is off",
 			  shmem ? " for shmem" : " at fault");
 		rc = EXIT_NOT_IN_EFFECT;
 	}
 	return rc;
 }
 
-static void print_sizes(const struct thp_model *m, bool shmem, const unsigned long *kibs, int n)
+static void print_sizes(int rc, const struct thp_model *m, bool shmem, const unsigned long *kibs,
+			int n)
 {
 	for (int i = 0; i < n; i++) {
 		const struct thp_size *s = thp_model_size(m, kibs[i]);
 		char name[16];
 
-		printf("%s: %s=%s effective=%s\n", thp_size_name(s->kib, name, sizeof(name)),
+		result(rc, "%s: %s=%s effective=%s", thp_size_name(s->kib, name, sizeof(name)),
 		       shmem ? "shmem_enabled" : "enabled",
 		       thp_choice_value(shmem ? &s->shmem_enabled : &s->enabled),
 		       thp_eff_name(size_eff(m, s, shmem), shmem));
 	}
 }
-
-#define NOT_KEPT "written to sysfs: thpd is not running, so this lasts until reboot"
-#define KEPT "set by thpd, which keeps it"
 
 /*
  * Per-size and shmem values go through thpd when it runs, as enable and
@@ -503,6 +731,21 @@ static int shmem_size_via_thpd(const char *cmd, const char *word, const unsigned
 	return 1;
 }
 
+/*
+ * After a per-size write: what each size is left in and how it was set, on
+ * stdout when every size does what was asked, else on stderr with why not
+ * (EXIT_NOT_IN_EFFECT).
+ */
+static int sizes_done(const struct thp_model *m, bool shmem, const char *word,
+		      const unsigned long *kibs, int n, const char *how)
+{
+	int rc = check_sizes(m, shmem, word, kibs, n, false);
+
+	print_sizes(rc, m, shmem, kibs, n);
+	result(rc, "(%s)%s", how, rc ? "; not in effect:" : "");
+	return rc ? check_sizes(m, shmem, word, kibs, n, true) : rc;
+}
+
 /* enable/shmem WORD --size LIST (or inherit, every size) */
 static int set_sizes(struct verb_args *a, bool shmem)
 {
@@ -531,11 +774,8 @@ static int set_sizes(struct verb_args *a, bool shmem)
 	r = shmem_size_via_thpd(verb, word, kibs, n, &m);
 	if (r < 0)
 		return EXIT_FAIL;
-	if (r > 0) {
-		print_sizes(&m, shmem, kibs, n);
-		printf("(" KEPT ")\n");
-		return check_sizes(&m, shmem, word, kibs, n);
-	}
+	if (r > 0)
+		return sizes_done(&m, shmem, word, kibs, n, KEPT);
 	for (int i = 0; i < n; i++) {
 		r = thp_knob_set(&m, knob, kibs[i], word);
 		if (r < 0) {
@@ -548,13 +788,11 @@ static int set_sizes(struct verb_args *a, bool shmem)
 				log_error("failed to write '%s' to %s: %s", word, full_path(path),
 					  strerror(-r));
 			if (i)
-				print_sizes(&m, shmem, kibs, i);
+				print_sizes(EXIT_FAIL, &m, shmem, kibs, i);
 			return EXIT_FAIL;
 		}
 	}
-	print_sizes(&m, shmem, kibs, n);
-	printf("(" NOT_KEPT ")\n");
-	return check_sizes(&m, shmem, word, kibs, n);
+	return sizes_done(&m, shmem, word, kibs, n, NOT_KEPT);
 }
 
 /* does a size of m offer word for its enabled (or shmem_enabled)? */
@@ -585,7 +823,8 @@ static int list_words(struct verb_args *a, bool shmem)
 		list_choice(shmem ? &m.shmem_enabled : &m.enabled);
 		if (some_size_offers(&m, shmem, "inherit"))
 			puts("inherit");
-		if (!shmem)
+		/* the RFC's numbers where the kernel has them: elsewhere 0 reads as off */
+		if (!shmem && m.mode[0])
 			puts("0\n1\n2");
 		return EXIT_OK;
 	}
@@ -612,9 +851,28 @@ static int list_words(struct verb_args *a, bool shmem)
 	return EXIT_OK;
 }
 
+/*
+ * After a top-level write of word (enabled, or shmem_enabled when shmem):
+ * what the kernel holds now on stdout when it does what was asked, else
+ * on stderr with why not (EXIT_NOT_IN_EFFECT).
+ */
+static int top_done(const struct thp_model *m, bool shmem, const char *word, const char *how)
+{
+	int rc = check_top(m, shmem, word, false);
+
+	if (shmem) {
+		result(rc, "shmem_enabled=%s", word);
+		print_sizes(rc, m, true, &thp_model_pmd(m)->kib, 1);
+		result(rc, "(%s)%s", how, rc ? "; not in effect:" : "");
+	} else {
+		print_state(rc, how, m);
+	}
+	return rc ? check_top(m, shmem, word, true) : rc;
+}
+
 int verb_enable(struct verb_args *a)
 {
-	const char *value = a->argv[1];
+	const char *value = a->argv[1], *how;
 	struct thp_mode_req req;
 	struct thp_model m;
 	bool have_model;
@@ -629,16 +887,23 @@ int verb_enable(struct verb_args *a)
 		return usage_error("enable: invalid mode '%s' (expected %s, or inherit with --size)",
 				   value, thp_mode_words_text(words, sizeof(words)));
 	if (req.rfc >= 0 && !thp_exists(THP_SYSFS_DIR "/mode"))
-		log_error("this kernel has no numeric THP modes: %d means enabled=%s defrag=%s",
-			  req.rfc, thp_enabled_name(req.enabled), req.defrag);
+		log_error("this kernel has no numeric THP modes: %d is the RFC's mode %d (%s), "
+			  "not off: enabled=%s defrag=%s", req.rfc, req.rfc, thp_rfc_meaning(req.rfc),
+			  thp_enabled_name(req.enabled), req.defrag);
 	/* read before the write: a sysfs store takes the word whole or fails */
-	have_model = thp_model_read(&m) == 0;
-	rc = via_thpd_or_sysfs("enable", value, apply_mode);
-	if (rc != EXIT_OK || !have_model)
+	have_model = thp_model_read_controls(&m) == 0;
+	rc = set_top("enable", value, apply_mode, &how);
+	if (rc != EXIT_OK)
 		return rc;
-	/* what the kernel is left in: enabled holds the word, whoever wrote it */
+	if (!have_model) {
+		print_state(rc, how, NULL);
+		return rc;
+	}
+	/* what the kernel is left in: enabled (and a number's defrag) hold the words, whoever wrote them */
 	thp_choice_set(&m.enabled, thp_enabled_name(req.enabled));
-	return check_top(&m, false, thp_enabled_name(req.enabled));
+	if (req.defrag)
+		thp_choice_set(&m.defrag, req.defrag);
+	return top_done(&m, false, thp_enabled_name(req.enabled), how);
 }
 
 const struct option shmem_options[] = {
@@ -666,12 +931,8 @@ int verb_shmem(struct verb_args *a)
 		r = shmem_size_via_thpd("shmem", word, NULL, 0, &m);
 		if (r < 0)
 			return EXIT_FAIL;
-		if (r > 0) {
-			printf("shmem_enabled=%s\n", word);
-			print_sizes(&m, true, &thp_model_pmd(&m)->kib, 1);
-			printf("(" KEPT ")\n");
-			return check_top(&m, true, word);
-		}
+		if (r > 0)
+			return top_done(&m, true, word, KEPT);
 	}
 	r = thp_knob_set(&m, THP_KNOB_SHMEM_ENABLED, 0, word);
 	if (r == -EOPNOTSUPP) {
@@ -691,17 +952,31 @@ int verb_shmem(struct verb_args *a)
 			  " (the kernel takes force only while no size but the PMD size inherits)" : "");
 		return EXIT_FAIL;
 	}
-	printf("shmem_enabled=%s\n", word);
-	print_sizes(&m, true, &thp_model_pmd(&m)->kib, 1);
-	printf("(" NOT_KEPT ")\n");
-	return check_top(&m, true, word);
+	return top_done(&m, true, word, NOT_KEPT);
+}
+
+/*
+ * defrag rules how hard a fault tries for a hugepage (anonymous and shmem
+ * alike): with no size used at fault it changes nothing, and saying it was
+ * set would read as a success. EXIT_OK or EXIT_NOT_IN_EFFECT.
+ */
+static int check_defrag(const struct thp_model *m, const char *value, bool say)
+{
+	if (thp_model_anon_on(m) || thp_model_shmem_on(m))
+		return EXIT_OK;
+	SAY("defrag is now %s, but no hugepage size is used at fault (enabled is %s%s): defrag "
+	    "changes nothing until one is, e.g. 'thpctl enable madvise'", value,
+	    thp_choice_value(&m->enabled), m->per_size ? " or every size's own value is never" : "");
+	return EXIT_NOT_IN_EFFECT;
 }
 
 int verb_defrag(struct verb_args *a)
 {
-	const char *value = a->argv[1];
+	const char *value = a->argv[1], *how;
 	struct thp_model m;
+	bool have_model;
 	char words[128];
+	int rc;
 
 	if (is_help(value)) {
 		if (model_or_fail(&m) < 0)
@@ -712,5 +987,15 @@ int verb_defrag(struct verb_args *a)
 	if (thp_defrag_valid(value) < 0)
 		return usage_error("defrag: invalid value '%s' (expected %s)", value,
 				   thp_knob_words_text(THP_KNOB_DEFRAG, words, sizeof(words)));
-	return via_thpd_or_sysfs("defrag", value, thp_defrag_apply);
+	/* read before the write: a sysfs store takes the word whole or fails */
+	have_model = thp_model_read_controls(&m) == 0;
+	rc = set_top("defrag", value, thp_defrag_apply, &how);
+	if (rc != EXIT_OK)
+		return rc;
+	if (have_model) {
+		thp_choice_set(&m.defrag, value);
+		rc = check_defrag(&m, value, false);
+	}
+	print_state(rc, how, have_model ? &m : NULL);
+	return rc ? check_defrag(&m, value, true) : rc;
 }

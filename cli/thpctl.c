@@ -37,6 +37,7 @@ struct verb {
 	unsigned int flags;	/* VERB_* */
 	const char *missing;	/* what fewer than min_args operands lacks */
 	const struct option *opts;	/* the verb's own options, or NULL */
+	const char *shortopts;	/* the short forms among them (getopt), or NULL */
 	int (*option)(struct verb_args *a, int opt, const char *arg);
 	const char *help;	/* the verb's own options, for --help */
 	int (*run)(struct verb_args *a);
@@ -75,41 +76,63 @@ static void values_policy(char *a, char *b, size_t size)
 	       thp_policy_name(2));
 }
 
+static void values_khugepaged(char *a, char *b, size_t size)
+{
+	size_t used = 0;
+
+	(void)b;
+	a[0] = '\0';
+	for (int i = 0; thp_khugepaged_settings[i] && used < size; i++)
+		used += (size_t)snprintf(a + used, size - used, "%s%s", i ? ", " : "",
+					 thp_khugepaged_settings[i]);
+	printf("KEY: %s.\n", a);
+}
+
+static void values_unit(char *a, char *b, size_t size)
+{
+	(void)a, (void)b, (void)size;
+	printf("POLICY: advise, advised-only, never or default.\n");
+}
+
 static const struct verb verbs[] = {
-	{ "status", "[status]", "show the THP mode, khugepaged, counters and thpd",
-	  0, 0, VERB_JSON, NULL, NULL, NULL, NULL, verb_status, NULL },
+	{ "status", "[status] [--all]", "what each hugepage size does now and why, and thpd",
+	  0, 0, VERB_JSON, NULL, status_options, "a", status_option,
+	  "  -a, --all  every file, khugepaged and the counters too (what --json prints)\n",
+	  verb_status, NULL },
 	{ "enable", "enable MODE | enable VALUE --size LIST",
 	  "set the mode, or the mode of some hugepage sizes",
-	  1, 1, 0, "missing argument", enable_options, enable_option,
+	  1, 1, 0, "missing argument", enable_options, NULL, enable_option,
 	  "  --size LIST  the sizes to set, e.g. 64K,2M, or all (kernels with per-size\n"
 	  "               controls); without it, inherit means every size\n", verb_enable, values_enable },
 	{ "shmem", "shmem VALUE [--size LIST]",
 	  "set shmem_enabled, or that of some hugepage sizes",
-	  1, 1, 0, "missing argument", shmem_options, enable_option,
+	  1, 1, 0, "missing argument", shmem_options, NULL, enable_option,
 	  "  --size LIST  the sizes to set, e.g. 64K,2M, or all; without it, inherit\n"
 	  "               means every size\n", verb_shmem, values_shmem },
 	{ "defrag", "defrag VALUE", "set defrag",
-	  1, 1, 0, "missing argument", NULL, NULL, NULL, verb_defrag, values_defrag },
-	{ "run", "run [--advise|--advised-only|--never|--default] [--] COMMAND [ARG...]",
+	  1, 1, 0, "missing argument", NULL, NULL, NULL, NULL, verb_defrag, values_defrag },
+	{ "run", "run [--advise|--advised-only|--never|--default] [-q] [--] COMMAND [ARG...]",
 	  "run a command with a THP policy",
-	  1, -1, VERB_COMMAND, "no command given", run_options, run_option,
+	  1, -1, VERB_COMMAND, "no command given", run_options, "q", run_option,
 	  "  --advise        hugepages for all anonymous memory, as if madvise(MADV_HUGEPAGE)\n"
-	  "                  (the default)\n"
+	  "                  (the default; a stock kernel: glibc's malloc only)\n"
 	  "  --advised-only  hugepages only where the program advises them (Linux 6.18+)\n"
 	  "  --never         no hugepages\n"
-	  "  --default       the system mode decides\n", verb_run, NULL },
+	  "  --default       the system mode decides\n"
+	  "  -q, --quiet     no notice of what the policy reaches, and run COMMAND even\n"
+	  "                  when it reaches nothing (for services)\n", verb_run, NULL },
 	{ "ps", "ps [--sort=FIELD] [PID...]", "hugepage use per process",
-	  0, -1, VERB_JSON, NULL, ps_options, ps_option,
+	  0, -1, VERB_JSON, NULL, ps_options, NULL, ps_option,
 	  "  --sort=FIELD  pid (default), comm, anon_huge_kib, policy or a thp_stat counter\n",
 	  verb_ps, NULL },
 	{ "policy", "policy [--collapse] PID [POLICY]",
 	  "show or set a process's THP policy",
-	  1, 2, VERB_JSON, "missing argument", policy_options, policy_option,
+	  1, 2, VERB_JSON, "missing argument", policy_options, NULL, policy_option,
 	  "  --collapse  collapse the process's anonymous memory into hugepages now\n",
 	  verb_policy, values_policy },
 	{ "cgroups", "cgroups [--sort=FIELD] [--depth=N] [--top=N] [--all]",
 	  "THP memory and events per cgroup",
-	  0, 0, VERB_JSON, NULL, cgroups_options, cgroups_option,
+	  0, 0, VERB_JSON, NULL, cgroups_options, NULL, cgroups_option,
 	  "  --sort=FIELD  thp (default: THP memory), anon_thp, file_thp, shmem_thp,\n"
 	  "                a thp_* event of memory.stat, or cgroup\n"
 	  "  --depth=N     levels below the root cgroup (default 3)\n"
@@ -117,11 +140,18 @@ static const struct verb verbs[] = {
 	  "  --all         cgroups without THP memory or events too\n", verb_cgroups, NULL },
 	{ "metrics", "metrics [--output=FILE] [--depth=N] [--top=N]",
 	  "THP metrics in the Prometheus text format",
-	  0, 0, VERB_JSON, NULL, metrics_options, metrics_option,
+	  0, 0, VERB_JSON, NULL, metrics_options, NULL, metrics_option,
 	  "  --output=FILE  write FILE atomically (node_exporter's textfile collector)\n"
 	  "  --depth=N      cgroup levels below the root (default 3)\n"
 	  "  --top=N        at most N cgroups, largest THP memory first (default 20)\n",
 	  verb_metrics, NULL },
+	{ "khugepaged", "khugepaged [show | set KEY=VALUE...]",
+	  "show or set khugepaged's settings",
+	  0, -1, VERB_JSON, NULL, NULL, NULL, NULL, NULL, verb_khugepaged, values_khugepaged },
+	{ "unit", "unit NAME[.service] advise|advised-only|never|default",
+	  "give one systemd service a THP policy, with a drop-in",
+	  2, 2, 0, "expected a unit name and a policy", NULL, NULL, NULL, NULL, verb_unit,
+	  values_unit },
 };
 
 #define N_VERBS (sizeof(verbs) / sizeof(verbs[0]))
@@ -194,15 +224,17 @@ static void help(void)
 		printf(" thpctl [options] %s\n", verbs[i].usage);
 	printf("\nControl transparent hugepages (THP).\n\nCommands:\n");
 	for (size_t i = 0; i < N_VERBS; i++)
-		printf("  %-8s %s\n", verbs[i].name, verbs[i].summary);
+		printf("  %-10s %s\n", verbs[i].name, verbs[i].summary);
 	printf("\nOptions:\n"
-	       "  -j, --json[=pretty|short]\n"
-	       "                  print status, ps, policy, cgroups and metrics as JSON:\n"
+	       "  -j, -J, --json[=pretty|short]\n"
+	       "                  print status, ps, policy, cgroups, khugepaged and metrics\n"
+	       "                  as JSON:\n"
 	       "                  indented (pretty, the default) or one line (short)\n"
 	       "  -h, --help      display this help\n"
 	       "  -V, --version   display version\n"
 	       "\nModes: 0 = madvise (defrag madvise), 1 = always (defrag madvise),\n"
-	       "       2 = always (defrag always), never.\n"
+	       "       2 = always (defrag always), never: the RFC's numbers (0 is not off),\n"
+	       "       as words where the kernel has no mode file.\n"
 	       "\n'help' as a value lists what this kernel takes there, e.g.\n"
 	       "'thpctl enable help', 'thpctl ps --sort=help'.\n"
 	       "\nFor more details see thpctl(1).\n");
@@ -223,7 +255,7 @@ static void verb_help(const struct verb *v)
 	printf("\nOptions:\n%s%s"
 	       "  -h, --help  display this help\n\nFor more details see thpctl(1).\n",
 	       v->help ? v->help : "",
-	       v->flags & VERB_JSON ? "  -j, --json[=pretty|short]  print as JSON\n" : "");
+	       v->flags & VERB_JSON ? "  -j, -J, --json[=pretty|short]  print as JSON\n" : "");
 }
 
 static size_t edit_distance(const char *a, const char *b)
@@ -290,6 +322,7 @@ static int parse_verb_args(const struct verb *v, struct verb_args *a)
 		{ "help", no_argument, NULL, 'h' },
 	};
 	size_t n = 2;
+	char shortopts[32];
 	int c, nargs;
 
 	for (const struct option *o = v->opts; o && o->name; o++) {
@@ -299,13 +332,18 @@ static int parse_verb_args(const struct verb *v, struct verb_args *a)
 	}
 	optind = 0;	/* 0, not 1: glibc re-reads the optstring's + (main's stays otherwise) */
 	opterr = 0;
-	/* ':' reports a missing option argument apart; '+' stops at the first operand */
-	while ((c = getopt_long(a->argc, a->argv, v->flags & VERB_COMMAND ? "+:jh" : ":jh",
-				opts, NULL)) != -1) {
+	/*
+	 * '+' stops at the first operand (run's command); ':' reports a missing
+	 * option argument apart; -J is util-linux's spelling of --json
+	 */
+	snprintf(shortopts, sizeof(shortopts), "%s:jJh%s", v->flags & VERB_COMMAND ? "+" : "",
+		 v->shortopts ? v->shortopts : "");
+	while ((c = getopt_long(a->argc, a->argv, shortopts, opts, NULL)) != -1) {
 		int r;
 
 		switch (c) {
 		case 'j':
+		case 'J':
 			if (!(v->flags & VERB_JSON))
 				return usage_error("%s: --json is not supported (not a read command)",
 						   v->name);
@@ -369,9 +407,10 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+jhV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+jJhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j':
+		case 'J':
 			if (json_option(&a, optarg))
 				return EXIT_USAGE;
 			break;

@@ -15,7 +15,10 @@ struct thp_choice;
 #define EXIT_OK 0
 #define EXIT_FAIL 1
 #define EXIT_USAGE 2
-/* written, but the kernel does not do what was asked (a per-size value wins) */
+/*
+ * written, but the kernel does not do what was asked (a per-size value
+ * wins, THP is off); run: the policy would reach no memory, nothing run
+ */
 #define EXIT_NOT_IN_EFFECT 3
 
 /*
@@ -26,7 +29,9 @@ struct thp_choice;
 struct verb_args {
 	int argc;
 	char **argv;		/* argv[0] is the verb, then the operands */
-	bool json;		/* --json (read verbs) */
+	bool json;		/* --json, -J (read verbs) */
+	bool all;		/* status --all: every file, counter and khugepaged value */
+	bool quiet;		/* run -q: no notices, nothing refused that the kernel takes */
 	bool collapse;		/* policy --collapse */
 	const char *sort;	/* ps --sort, NULL: by PID */
 	int policy;		/* run --advise|--never|--default: PR_THP_MM_POLICY_* */
@@ -98,6 +103,9 @@ int thpctl_call(const char *cmd, const char *value, struct json_object **reply,
 /* the same with "size" (a "64K,2M" list) when size is not NULL */
 int thpctl_call_size(const char *cmd, const char *value, const char *size,
 		     struct json_object **reply, const char **why);
+/* {"cmd":cmd, member: obj}, obj taken (khugepaged's "set") */
+int thpctl_call_object(const char *cmd, const char *member, struct json_object *obj,
+		       struct json_object **reply, const char **why);
 
 /* process.c: a PID operand (decimal, > 0) */
 bool parse_pid(const char *s, pid_t *pid);
@@ -108,6 +116,19 @@ bool parse_pid(const char *s, pid_t *pid);
  */
 #define COMM_SIZE 256
 int read_comm(pid_t pid, char *comm, size_t size);
+
+/* run's value for --advised-only, beside the PR_THP_MM_POLICY_* ones */
+#define RUN_ADVISED_ONLY 100
+/*
+ * What --advise (policy PR_THP_MM_POLICY_ADVISE) or --advised-only can
+ * reach on this kernel now, per size: nothing while no size is used at
+ * fault (and on a stock kernel, where glibc's tunable is all --advise has,
+ * while the top-level enabled that glibc reads is never): said (who would
+ * get nothing, then refused: what follows, e.g. "; not run"), and
+ * EXIT_NOT_IN_EFFECT. A stock kernel's --advise reaches glibc's malloc
+ * only: said. quiet: nothing said, EXIT_OK. EXIT_OK otherwise.
+ */
+int run_check_reach(int policy, bool quiet, const char *who, const char *refused);
 
 /* policy --collapse: results added to out; 0 or -errno (logged) */
 int thp_collapse(pid_t pid, struct json_object *out);
@@ -128,7 +149,8 @@ void list_choice(const struct thp_choice *c);
  * values of a "help" argument and thpctl should exit 0, or usage_error()'s
  * code).
  */
-extern const struct option run_options[], ps_options[], policy_options[];
+extern const struct option run_options[], ps_options[], policy_options[], status_options[];
+int status_option(struct verb_args *a, int opt, const char *arg);
 extern const struct option cgroups_options[], metrics_options[];
 int cgroups_option(struct verb_args *a, int opt, const char *arg);
 int metrics_option(struct verb_args *a, int opt, const char *arg);
@@ -147,6 +169,8 @@ int verb_ps(struct verb_args *a);
 int verb_policy(struct verb_args *a);
 int verb_cgroups(struct verb_args *a);
 int verb_metrics(struct verb_args *a);
+int verb_khugepaged(struct verb_args *a);
+int verb_unit(struct verb_args *a);
 
 /*
  * cgroups.c: the memory cgroups within a's --depth, ranked by a's --sort

@@ -42,11 +42,21 @@ static const char *const kh_files[THPD_KH_N] = {
 	[THPD_KH_SCAN_SLEEP] = "scan_sleep_millisecs",
 	[THPD_KH_ALLOC_SLEEP] = "alloc_sleep_millisecs",
 	[THPD_KH_MAX_PTES_NONE] = "max_ptes_none",
+	[THPD_KH_MAX_PTES_SWAP] = "max_ptes_swap",
+	[THPD_KH_MAX_PTES_SHARED] = "max_ptes_shared",
 };
 
 const char *thpd_kh_file(enum thpd_kh_knob k)
 {
 	return (unsigned int)k < THPD_KH_N ? kh_files[k] : "?";
+}
+
+int thpd_kh_from_file(const char *name)
+{
+	for (int k = 0; k < THPD_KH_N; k++)
+		if (strcmp(kh_files[k], name) == 0)
+			return k;
+	return -1;
 }
 
 void thpd_config_defaults(struct thpd_config *cfg)
@@ -416,6 +426,8 @@ static const struct item items[] = {
 	KH(THPD_KH_SCAN_SLEEP, "KhugepagedScanSleepMSec"),
 	KH(THPD_KH_ALLOC_SLEEP, "KhugepagedAllocSleepMSec"),
 	KH(THPD_KH_MAX_PTES_NONE, "KhugepagedMaxPtesNone"),
+	KH(THPD_KH_MAX_PTES_SWAP, "KhugepagedMaxPtesSwap"),
+	KH(THPD_KH_MAX_PTES_SHARED, "KhugepagedMaxPtesShared"),
 	{ "Global", "RestoreOnStop", p_bool, G(restore_on_stop), .fatal = false },
 	{ "Global", "HonorKernelCmdline", p_bool, G(honor_kernel_cmdline), .fatal = false },
 	{ "Global", "AdminGroup", p_string, G(admin_group), .allow_empty = true,

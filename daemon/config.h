@@ -55,10 +55,14 @@ enum thpd_kh_knob {
 	THPD_KH_SCAN_SLEEP,
 	THPD_KH_ALLOC_SLEEP,
 	THPD_KH_MAX_PTES_NONE,
+	THPD_KH_MAX_PTES_SWAP,
+	THPD_KH_MAX_PTES_SHARED,
 	THPD_KH_N,
 };
 /* the file name under khugepaged/ */
 const char *thpd_kh_file(enum thpd_kh_knob k);
+/* the knob of a file name under khugepaged/, or -1 */
+int thpd_kh_from_file(const char *name);
 
 struct thpd_rule {
 	char name[64];

@@ -355,7 +355,7 @@ void thpd_restore(struct thpd *d)
 	if (r < 0)
 		log_err("Failed to restore enabled=%s defrag=%s: %s", o->enabled, o->defrag, why);
 	for (int k = 0; k < THPD_KH_N; k++) {
-		if (!o->have_kh[k] || !d->cfg.kh_set[k])
+		if (!o->have_kh[k] || !d->target.kh_set[k])
 			continue;
 		r = thp_khugepaged_write(thpd_kh_file(k), o->kh[k]);
 		if (r < 0)
@@ -474,12 +474,12 @@ static int apply_target(struct thpd *d)
 		ret = ret ? ret : r;
 	}
 	for (int k = 0; k < THPD_KH_N; k++) {
-		if (!d->cfg.kh_set[k])
+		if (!t->kh_set[k])
 			continue;
-		r = thp_khugepaged_write(thpd_kh_file(k), d->cfg.kh_val[k]);
+		r = thp_khugepaged_write(thpd_kh_file(k), t->kh_val[k]);
 		if (r < 0) {
-			log_err("Failed to set khugepaged/%s=%" PRIu64 ": %s", thpd_kh_file(k),
-				d->cfg.kh_val[k], strerror(-r));
+			log_err("Failed to set khugepaged/%s=%" PRIu64 " (from the %s): %s",
+				thpd_kh_file(k), t->kh_val[k], t->kh_src[k], strerror(-r));
 			if (!ret)
 				ret = r;
 		}
@@ -820,6 +820,23 @@ int thpd_set_defrag(struct thpd *d, const char *value, char *why, size_t size)
 	return change(d, &next, NULL, value, "defrag", value, why, size);
 }
 
+/*
+ * A change is saved before the host is written: next into the state file
+ * (its path into state), or why it could not be and -errno
+ */
+static int save_first(struct thpd *d, const struct thpd_persist *next, char *state,
+		      size_t ssize, char *why, size_t size)
+{
+	int r;
+
+	snprintf(state, ssize, "%s/" THPD_STATE_FILE, d->state_dir);
+	r = thpd_persist_save(d->state_dir, next);
+	if (r < 0)
+		snprintf(why, size, "cannot save the setting in %s: %s; nothing was changed", state,
+			 strerror(-r));
+	return r;
+}
+
 int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
 		  const unsigned long *kibs, int n, char *why, size_t size)
 {
@@ -873,13 +890,9 @@ int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
 				 sizeof(z->enabled), "%s", value);
 		}
 	}
-	snprintf(state, sizeof(state), "%s/" THPD_STATE_FILE, d->state_dir);
-	r = thpd_persist_save(d->state_dir, &next);
-	if (r < 0) {
-		snprintf(why, size, "cannot save the setting in %s: %s; nothing was changed", state,
-			 strerror(-r));
+	r = save_first(d, &next, state, sizeof(state), why, size);
+	if (r < 0)
 		goto out;
-	}
 	for (done = 0; done < n; done++) {
 		r = thp_knob_set(m, knob, kibs[done], value);
 		if (r < 0)
@@ -928,5 +941,94 @@ out:
 	if (r < 0 && why[0])
 		log_err("Refused %s=%s: %s", knob_file(knob, kibs[0], file, sizeof(file)), value, why);
 	free(m);
+	return r;
+}
+
+/* one less than the pages of a PMD: what the max_ptes_* stores take at most */
+static unsigned long pmd_pages(void)
+{
+	char buf[32];
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long long bytes = 2UL << 20;
+
+	if (thp_read_file(THP_SYSFS_DIR "/hpage_pmd_size", buf, sizeof(buf)) > 0)
+		bytes = strtoull(buf, NULL, 10);
+	return page > 0 ? (unsigned long)(bytes / (unsigned long)page) : 512;
+}
+
+int thpd_set_khugepaged(struct thpd *d, const bool set[THPD_KH_N],
+			const uint64_t val[THPD_KH_N], char *why, size_t size)
+{
+	struct thpd_persist next = d->persist;
+	uint64_t old[THPD_KH_N], min, max;
+	char state[PATH_MAX + 16], from[512] = "", to[512] = "";
+	unsigned long pages = pmd_pages();
+	int k, r = 0, n = 0;
+
+	why[0] = '\0';
+	/* every value is checked, and every old one read, before anything is saved or written */
+	for (k = 0; k < THPD_KH_N; k++) {
+		if (!set[k])
+			continue;
+		n++;
+		if (thp_khugepaged_limits(thpd_kh_file(k), pages, &min, &max) < 0 ||
+		    val[k] < min || val[k] > max) {
+			snprintf(why, size, "khugepaged/%s takes %" PRIu64 " to %" PRIu64 ", not %" PRIu64
+				 "; nothing was changed", thpd_kh_file(k), min, max, val[k]);
+			return -EINVAL;
+		}
+		r = thp_khugepaged_read(thpd_kh_file(k), &old[k]);
+		if (r < 0) {
+			snprintf(why, size, "%s khugepaged/%s: %s; nothing was changed",
+				 r == -ENOENT ? "this kernel has no" : "cannot read", thpd_kh_file(k),
+				 r == -ENOENT ? "no such setting" : strerror(-r));
+			return r;
+		}
+		next.kh_set[k] = true;
+		next.kh[k] = val[k];
+		if (strlen(from) < sizeof(from))
+			snprintf(from + strlen(from), sizeof(from) - strlen(from), "%s%s=%" PRIu64,
+				 from[0] ? " " : "", thpd_kh_file(k), old[k]);
+		if (strlen(to) < sizeof(to))
+			snprintf(to + strlen(to), sizeof(to) - strlen(to), "%s%s=%" PRIu64,
+				 to[0] ? " " : "", thpd_kh_file(k), val[k]);
+	}
+	if (!n) {
+		snprintf(why, size, "no khugepaged setting given");
+		return -EINVAL;
+	}
+	r = save_first(d, &next, state, sizeof(state), why, size);
+	if (r < 0)
+		goto out;
+	for (k = 0; k < THPD_KH_N; k++)
+		if (set[k] && (r = thp_khugepaged_write(thpd_kh_file(k), val[k])) < 0)
+			break;
+	if (r < 0) {
+		/* one change: what was written goes back, and so does the disk */
+		int rb = 0, r2;
+
+		for (int j = 0; j < k; j++)
+			if (set[j] && thp_khugepaged_write(thpd_kh_file(j), old[j]) < 0)
+				rb = -EIO;
+		r2 = thpd_persist_save(d->state_dir, &d->persist);
+		snprintf(why, size, "writing khugepaged/%s failed: %s; %s%s%s%s", thpd_kh_file(k),
+			 strerror(-r), rb ? "rolling back failed too: the host may be left half-changed" :
+			 "nothing was changed", r2 < 0 ? "; restoring " : "", r2 < 0 ? state : "",
+			 r2 < 0 ? " failed too" : "");
+		goto out;
+	}
+	d->persist = next;
+	for (k = 0; k < THPD_KH_N; k++)
+		if (set[k]) {
+			d->target.kh_set[k] = true;
+			d->target.kh_val[k] = val[k];
+			d->target.kh_src[k] = "persisted state";
+		}
+	thpd_logf(LOG_NOTICE, &(const struct thpd_log_fields){
+			.event = "set-khugepaged", .from = from, .to = to, .reason = "socket request" },
+		  "khugepaged %s set through the socket (was %s)", to, from);
+out:
+	if (r < 0)
+		log_err("Refused khugepaged %s: %s", to, why);
 	return r;
 }

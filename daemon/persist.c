@@ -112,6 +112,33 @@ static int take_sizes(struct json_object *o, struct thpd_persist *p)
 	return r;
 }
 
+/* "khugepaged": {"pages_to_scan": 4096, ...}; absent or null: none */
+static int take_khugepaged(struct json_object *o, struct thpd_persist *p)
+{
+	struct json_object *kh;
+
+	if (!json_object_object_get_ex(o, "khugepaged", &kh) ||
+	    json_object_is_type(kh, json_type_null))
+		return 0;
+	if (!json_object_is_type(kh, json_type_object))
+		return -EBADMSG;
+	json_object_object_foreach(kh, name, v) {
+		int k = thpd_kh_from_file(name);
+		int64_t n;
+
+		if (!json_object_is_type(v, json_type_int))
+			return -EBADMSG;
+		n = json_object_get_int64(v);
+		if (n < 0 || n > UINT32_MAX)
+			return -EBADMSG;
+		if (k < 0)
+			continue;	/* a later thpd's: kept by it, not by us */
+		p->kh_set[k] = true;
+		p->kh[k] = (uint64_t)n;
+	}
+	return 0;
+}
+
 int thpd_persist_parse(const char *text, struct thpd_persist *p)
 {
 	struct json_object *o = json_tokener_parse(text), *v;
@@ -129,6 +156,8 @@ int thpd_persist_parse(const char *text, struct thpd_persist *p)
 		r = take_string(o, "shmem_enabled", p->shmem, sizeof(p->shmem), shmem_valid);
 	if (r == 0)
 		r = take_sizes(o, p);
+	if (r == 0)
+		r = take_khugepaged(o, p);
 out:
 	json_object_put(o);
 	if (r < 0)
@@ -168,6 +197,17 @@ char *thpd_persist_format(const struct thpd_persist *p)
 	}
 	if (sizes)
 		json_object_object_add(o, "sizes", sizes);
+	for (int k = 0; k < THPD_KH_N; k++) {
+		struct json_object *kh;
+
+		if (!p->kh_set[k])
+			continue;
+		if (!json_object_object_get_ex(o, "khugepaged", &kh)) {
+			kh = json_object_new_object();
+			json_object_object_add(o, "khugepaged", kh);
+		}
+		json_object_object_add(kh, thpd_kh_file(k), json_object_new_int64((int64_t)p->kh[k]));
+	}
 	s = strdup(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	json_object_put(o);
 	return s;

@@ -53,6 +53,12 @@ int thpd_target_compute(const struct thpd_config *cfg, const struct thpd_persist
 		       thp_mode_parse(cmdline_thp, &req) == 0;
 
 	memset(t, 0, sizeof(*t));
+	for (int k = 0; k < THPD_KH_N; k++) {
+		t->kh_set[k] = persist->kh_set[k] || cfg->kh_set[k];
+		t->kh_val[k] = persist->kh_set[k] ? persist->kh[k] : cfg->kh_val[k];
+		t->kh_src[k] = persist->kh_set[k] ? "persisted state" :
+			       cfg->kh_set[k] ? "configuration" : NULL;
+	}
 	if (cmdline) {
 		snprintf(t->mode, sizeof(t->mode), "%s", cmdline_thp);
 		t->mode_src = "kernel command line";

@@ -15,7 +15,8 @@
  * shmem_enabled (transparent_hugepage_shmem=, the persisted "shmem_enabled",
  * Shmem=) and for each size's enabled (thp_anon=) and shmem_enabled
  * (thp_shmem=, 6.14+), size by size: a size the command line does not name
- * takes the persisted value, then the one of its [Size N].
+ * takes the persisted value, then the one of its [Size N]. Each khugepaged
+ * setting: the persisted value, then the configuration's Khugepaged*=.
  */
 #ifndef THPD_PRECEDENCE_H
 #define THPD_PRECEDENCE_H
@@ -48,6 +49,9 @@ struct thpd_target {
 	const char *shmem_src;
 	unsigned int n_sizes;	/* ascending; only sizes with something to set */
 	struct thpd_size_target sizes[THPD_TARGET_SIZES];
+	bool kh_set[THPD_KH_N];	/* khugepaged/<thpd_kh_file(k)>: false = leave */
+	uint64_t kh_val[THPD_KH_N];
+	const char *kh_src[THPD_KH_N];
 };
 
 /* the boot-time THP parameters of /proc/cmdline, "" where absent */

@@ -3,7 +3,8 @@
  * The socket server (docs/abi.md, "thpd socket protocol"): AF_UNIX
  * SOCK_SEQPACKET, one JSON object per message of at most THP_MSG_MAX bytes.
  * Callers are identified with SO_PEERCRED: anyone may ping and status,
- * enable/defrag/shmem need uid 0 or AdminGroup= membership, reload needs uid 0.
+ * enable/defrag/shmem/khugepaged need uid 0 or AdminGroup= membership,
+ * reload needs uid 0.
  * A request larger than THP_MSG_MAX gets an error reply and the connection
  * is closed; anything else wrong gets an error reply and the connection
  * stays usable. A connection that sends nothing for THPD_IDLE_USEC is
@@ -130,7 +131,9 @@ static struct json_object *state_reply(struct thpd *d)
 	o = ok_reply();
 	add_str(o, "enabled", thp_enabled_name(st.enabled));
 	add_str(o, "defrag", st.defrag);
-	add_str(o, "mode", st.mode);
+	/* the RFC number only where the kernel has it: elsewhere a 0 reads as off */
+	if (st.rfc >= 0)
+		json_object_object_add(o, "mode", json_object_new_int(st.rfc));
 	return o;
 }
 
@@ -166,6 +169,18 @@ static struct json_object *cmd_status(struct thpd *d)
 		add_str(p, "enabled", d->persist.enabled);
 		add_str(p, "defrag", d->persist.defrag);
 		add_str(p, "shmem_enabled", d->persist.shmem);
+		for (int k = 0; k < THPD_KH_N; k++) {
+			struct json_object *kh;
+
+			if (!d->persist.kh_set[k])
+				continue;
+			if (!json_object_object_get_ex(p, "khugepaged", &kh)) {
+				kh = json_object_new_object();
+				json_object_object_add(p, "khugepaged", kh);
+			}
+			json_object_object_add(kh, thpd_kh_file(k),
+					       json_object_new_int64((int64_t)d->persist.kh[k]));
+		}
 		for (unsigned int i = 0; i < d->persist.n_sizes && sizes; i++) {
 			const struct thpd_persist_size *z = &d->persist.sizes[i];
 			struct json_object *v = json_object_new_object();
@@ -227,6 +242,68 @@ static int parse_size_list(const char *list, unsigned long *kibs, int *n, char *
 	return 0;
 }
 
+/* thpd_peer_may_change(), or the refusal to send */
+static struct json_object *refuse_change(struct thpd *d, const struct thpd_peer *peer,
+					 const char *cmd)
+{
+	if (thpd_peer_may_change(&d->cfg, peer))
+		return NULL;
+	log_event(LOG_NOTICE, "denied", "Refused '%s' from uid %u (pid %d): not root%s%s",
+		  cmd, peer->uid, (int)peer->pid, d->cfg.has_admin_gid ? " nor in group " : "",
+		  d->cfg.has_admin_gid ? d->cfg.admin_group : "");
+	if (d->cfg.has_admin_gid)
+		return error_reply(EPERM, "permission denied: '%s' needs root or membership of group '%s'",
+				   cmd, d->cfg.admin_group);
+	return error_reply(EPERM, "permission denied: '%s' needs root", cmd);
+}
+
+/*
+ * {"cmd":"khugepaged","set":{"pages_to_scan":4096,...}}: each name a file
+ * of khugepaged/ thpd sets, each value a number; the reply holds every
+ * khugepaged value the kernel has now
+ */
+static struct json_object *cmd_khugepaged(struct thpd *d, const struct thpd_peer *peer,
+					  struct json_object *req)
+{
+	struct json_object *set, *o, *kh, *refused = refuse_change(d, peer, "khugepaged");
+	bool want[THPD_KH_N] = { false };
+	uint64_t val[THPD_KH_N] = { 0 };
+	char why[1024], shown[300];
+	int r;
+
+	if (refused)
+		return refused;
+	if (!json_object_object_get_ex(req, "set", &set) || !json_object_is_type(set, json_type_object) ||
+	    !json_object_object_length(set))
+		return error_reply(EINVAL, "'khugepaged' needs \"set\": an object of settings, "
+				   "e.g. {\"pages_to_scan\":4096}");
+	json_object_object_foreach(set, name, v) {
+		int k = thpd_kh_from_file(name);
+
+		if (k < 0)
+			return error_reply(EINVAL, "unknown khugepaged setting '%s'",
+					   printable(name, shown, sizeof(shown)));
+		if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+			return error_reply(EINVAL, "khugepaged setting '%s' needs a number of 0 or more",
+					   name);
+		want[k] = true;
+		val[k] = (uint64_t)json_object_get_int64(v);
+	}
+	r = thpd_set_khugepaged(d, want, val, why, sizeof(why));
+	if (r < 0)
+		return error_reply(-r, "%s", why);
+	o = ok_reply();
+	kh = json_object_new_object();
+	for (int k = 0; k < THPD_KH_N; k++) {
+		uint64_t now;
+
+		if (thp_khugepaged_read(thpd_kh_file(k), &now) == 0)
+			json_object_object_add(kh, thpd_kh_file(k), json_object_new_int64((int64_t)now));
+	}
+	json_object_object_add(o, "khugepaged", kh);
+	return o;
+}
+
 static struct json_object *cmd_set(struct thpd *d, const struct thpd_peer *peer,
 				   const char *cmd, struct json_object *req)
 {
@@ -235,18 +312,11 @@ static struct json_object *cmd_set(struct thpd *d, const struct thpd_peer *peer,
 	unsigned long kibs[THP_SIZES_MAX];
 	const char *value;
 	char words[128], why[1024], shown[300];
-	struct json_object *v, *sz = NULL;
+	struct json_object *v, *sz = NULL, *refused = refuse_change(d, peer, cmd);
 	int r, n = 0;
 
-	if (!thpd_peer_may_change(&d->cfg, peer)) {
-		log_event(LOG_NOTICE, "denied", "Refused '%s' from uid %u (pid %d): not root%s%s",
-			  cmd, peer->uid, (int)peer->pid, d->cfg.has_admin_gid ? " nor in group " : "",
-			  d->cfg.has_admin_gid ? d->cfg.admin_group : "");
-		if (d->cfg.has_admin_gid)
-			return error_reply(EPERM, "permission denied: '%s' needs root or membership of group '%s'",
-					   cmd, d->cfg.admin_group);
-		return error_reply(EPERM, "permission denied: '%s' needs root", cmd);
-	}
+	if (refused)
+		return refused;
 	if (!json_object_object_get_ex(req, "value", &v) || !json_object_is_type(v, json_type_string))
 		return error_reply(EINVAL, "'%s' needs a string \"value\"", cmd);
 	value = json_object_get_string(v);
@@ -282,23 +352,24 @@ struct json_object *thpd_handle_request(struct thpd *d, const struct thpd_peer *
 	struct json_object *c, *o;
 	const char *cmd;
 	char shown[300];
-	bool takes_value, takes_size;
+	bool takes_value, takes_size, takes_set;
 
 	if (!json_object_object_get_ex(req, "cmd", &c) || !json_object_is_type(c, json_type_string))
 		return error_reply(EINVAL, "request without a string \"cmd\"");
 	cmd = json_object_get_string(c);
 	/*
 	 * exactly what docs/abi.md says: "cmd", "value" for enable, defrag and
-	 * shmem, "size" for enable and shmem
+	 * shmem, "size" for enable and shmem, "set" for khugepaged
 	 */
 	takes_value = strcmp(cmd, "enable") == 0 || strcmp(cmd, "defrag") == 0 ||
 		      strcmp(cmd, "shmem") == 0;
 	takes_size = strcmp(cmd, "enable") == 0 || strcmp(cmd, "shmem") == 0;
+	takes_set = strcmp(cmd, "khugepaged") == 0;
 	json_object_object_foreach(req, key, val) {
 		const char *text;
 
 		if (strcmp(key, "cmd") != 0 && !(takes_value && strcmp(key, "value") == 0) &&
-		    !(takes_size && strcmp(key, "size") == 0))
+		    !(takes_size && strcmp(key, "size") == 0) && !(takes_set && strcmp(key, "set") == 0))
 			return error_reply(EINVAL, "unexpected member \"%s\" in a '%s' request",
 					   printable(key, shown, sizeof(shown)),
 					   printable(cmd, shown + 150, sizeof(shown) - 150));
@@ -318,6 +389,8 @@ struct json_object *thpd_handle_request(struct thpd *d, const struct thpd_peer *
 		return cmd_status(d);
 	if (takes_value)
 		return cmd_set(d, peer, cmd, req);
+	if (takes_set)
+		return cmd_khugepaged(d, peer, req);
 	if (strcmp(cmd, "reload") == 0) {
 		if (peer->uid != 0)
 			return error_reply(EPERM, "permission denied: 'reload' needs root");

@@ -100,6 +100,14 @@ int thpd_reload(struct thpd *d);
 int thpd_set_enabled(struct thpd *d, const char *value, char *why, size_t size);
 int thpd_set_defrag(struct thpd *d, const char *value, char *why, size_t size);
 /*
+ * The khugepaged settings set[] marks (the kernel's limits checked first,
+ * -EINVAL with why), persisted, then written as one change (a failed write
+ * puts back what was written and the saved state); from then on part of
+ * the target. 0 or -errno with why.
+ */
+int thpd_set_khugepaged(struct thpd *d, const bool set[THPD_KH_N],
+			const uint64_t val[THPD_KH_N], char *why, size_t size);
+/*
  * Write enabled (a thp_mode_parse() word or number; NULL or "": leave) and
  * defrag (NULL or "": leave) as one change: when a write fails, what was
  * written before it is written back. 0, or -errno with why saying which

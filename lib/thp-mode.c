@@ -68,3 +68,17 @@ const char *thp_rfc_mode(enum thp_enabled e, const char *defrag)
 		return "never";
 	}
 }
+
+const char *thp_rfc_meaning(int rfc)
+{
+	switch (rfc) {
+	case 0:
+		return "hugepages only in MADV_HUGEPAGE regions";
+	case 1:
+		return "hugepages at fault when one is free, compaction only for MADV_HUGEPAGE regions";
+	case 2:
+		return "hugepages at fault everywhere, compacting for them";
+	default:
+		return NULL;
+	}
+}

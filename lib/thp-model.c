@@ -335,7 +335,7 @@ static int read_stats(struct thp_size *s)
 	return r;
 }
 
-static int read_size(struct thp_size *s)
+static int read_size(struct thp_size *s, bool stats)
 {
 	char path[256];
 	int r;
@@ -348,7 +348,7 @@ static int read_size(struct thp_size *s)
 		r = thp_size_path(s->kib, "shmem_enabled", path, sizeof(path));
 	if (r == 0)
 		r = read_choice(path, &s->shmem_enabled);
-	return r < 0 ? r : read_stats(s);
+	return r < 0 || !stats ? r : read_stats(s);
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -372,7 +372,7 @@ static bool is_known_file(const char *name)
 }
 
 /* the hugepages-<N>kB directories and the other top-level files */
-static int scan_dir(struct thp_model *m)
+static int scan_dir(struct thp_model *m, bool stats)
 {
 	char full[4096];
 	struct dirent *de;
@@ -393,7 +393,7 @@ static int scan_dir(struct thp_model *m)
 			if (m->nsizes == THP_SIZES_MAX)
 				continue;
 			m->size[m->nsizes].kib = kib;
-			r = read_size(&m->size[m->nsizes]);
+			r = read_size(&m->size[m->nsizes], stats);
 			m->nsizes++;
 			m->per_size = true;
 		} else if (de->d_type != DT_DIR && de->d_name[0] != '.' &&
@@ -413,7 +413,7 @@ static int scan_dir(struct thp_model *m)
 	return r;
 }
 
-int thp_model_read(struct thp_model *m)
+static int model_read(struct thp_model *m, bool stats)
 {
 	unsigned long long v;
 	char buf[256];
@@ -449,7 +449,7 @@ int thp_model_read(struct thp_model *m)
 		m->mode[strcspn(m->mode, "\n")] = '\0';
 	else
 		m->mode[0] = '\0';
-	r = scan_dir(m);
+	r = scan_dir(m, stats);
 	if (r < 0)
 		return r;
 	/* a kernel without per-size controls still has its PMD size */
@@ -466,6 +466,16 @@ int thp_model_read(struct thp_model *m)
 			return -EBADMSG;
 	}
 	return 0;
+}
+
+int thp_model_read(struct thp_model *m)
+{
+	return model_read(m, true);
+}
+
+int thp_model_read_controls(struct thp_model *m)
+{
+	return model_read(m, false);
 }
 
 const struct thp_size *thp_model_size(const struct thp_model *m, unsigned long kib)
@@ -504,6 +514,22 @@ enum thp_eff thp_size_shmem_eff(const struct thp_model *m, const struct thp_size
 				return THP_EFF_NEVER;
 	e = thp_shmem_effective(own, thp_choice_value(&m->shmem_enabled), s->kib == m->pmd_kib);
 	return e < 0 ? THP_EFF_NEVER : (enum thp_eff)e;
+}
+
+bool thp_model_anon_on(const struct thp_model *m)
+{
+	for (int i = 0; i < m->nsizes; i++)
+		if (thp_size_anon_eff(m, &m->size[i]) != THP_EFF_NEVER)
+			return true;
+	return false;
+}
+
+bool thp_model_shmem_on(const struct thp_model *m)
+{
+	for (int i = 0; i < m->nsizes; i++)
+		if (thp_size_shmem_eff(m, &m->size[i]) != THP_EFF_NEVER)
+			return true;
+	return false;
 }
 
 int thp_size_parse(const char *s, unsigned long *kib)

@@ -29,6 +29,7 @@ int thp_state_read(struct thp_state *st)
 	int r;
 
 	memset(st, 0, sizeof(*st));
+	st->rfc = -1;
 	r = read_bracketed(ENABLED_PATH, word, sizeof(word));
 	if (r < 0)
 		return r;
@@ -55,6 +56,7 @@ int thp_state_read(struct thp_state *st)
 		    strcmp(buf, "never") && strcmp(buf, "custom"))
 			return -EBADMSG;
 		strcpy(st->mode, buf);	/* one of the five words above */
+		st->rfc = buf[1] == '\0' && buf[0] >= '0' && buf[0] <= '2' ? buf[0] - '0' : -1;
 	} else {
 		snprintf(st->mode, sizeof(st->mode), "%s",
 			 thp_rfc_mode(st->enabled, st->defrag));
@@ -142,4 +144,27 @@ int thp_khugepaged_write(const char *name, uint64_t val)
 		return r;
 	snprintf(buf, sizeof(buf), "%" PRIu64, val);
 	return thp_write_file(path, buf);
+}
+
+const char *const thp_khugepaged_settings[] = {
+	"defrag", "pages_to_scan", "scan_sleep_millisecs", "alloc_sleep_millisecs",
+	"max_ptes_none", "max_ptes_swap", "max_ptes_shared", NULL,
+};
+
+int thp_khugepaged_limits(const char *name, unsigned long pmd_pages, uint64_t *min,
+			  uint64_t *max)
+{
+	/* mm/khugepaged.c: kstrtouint for the scan and sleeps, kstrtoul for the rest */
+	*min = 0;
+	*max = UINT32_MAX;
+	if (strcmp(name, "defrag") == 0)
+		*max = 1;
+	else if (strcmp(name, "pages_to_scan") == 0)
+		*min = 1;
+	else if (strncmp(name, "max_ptes_", 9) == 0 && (strcmp(name + 9, "none") == 0 ||
+		 strcmp(name + 9, "swap") == 0 || strcmp(name + 9, "shared") == 0))
+		*max = pmd_pages ? pmd_pages - 1 : 0;
+	else if (strcmp(name, "scan_sleep_millisecs") && strcmp(name, "alloc_sleep_millisecs"))
+		return -EINVAL;
+	return 0;
 }

@@ -53,6 +53,12 @@ int thp_enabled_from_name(const char *s);	/* enum value or -EINVAL */
 int thp_defrag_valid(const char *s);
 /* the RFC number for a state: "0"/"1"/"2"/"never" */
 const char *thp_rfc_mode(enum thp_enabled e, const char *defrag);
+/*
+ * What RFC mode 0, 1 or 2 means, in a few words for people ("hugepages only
+ * in MADV_HUGEPAGE regions"), so that a bare 0 is never read as "off";
+ * NULL for anything else
+ */
+const char *thp_rfc_meaning(int rfc);
 
 /*
  * Root prefix for every sysfs/procfs path libthp touches: "" on a real
@@ -209,11 +215,16 @@ struct thp_model {
  * other file is optional; a file that exists but does not parse is -EBADMSG.
  */
 int thp_model_read(struct thp_model *m);
+/* the same without the sizes' stats/ (what a caller on a hot path needs) */
+int thp_model_read_controls(struct thp_model *m);
 const struct thp_size *thp_model_size(const struct thp_model *m, unsigned long kib);
 const struct thp_size *thp_model_pmd(const struct thp_model *m);
 /* effective states of a size of m (s from m->size[]) */
 enum thp_eff thp_size_anon_eff(const struct thp_model *m, const struct thp_size *s);
 enum thp_eff thp_size_shmem_eff(const struct thp_model *m, const struct thp_size *s);
+/* is some size of m used at fault for anonymous memory (for shmem), now? */
+bool thp_model_anon_on(const struct thp_model *m);
+bool thp_model_shmem_on(const struct thp_model *m);
 /* "64K", "2M", "1G"; "64K,2M" lists; "all" is not a size (the caller's word) */
 int thp_size_parse(const char *s, unsigned long *kib);
 const char *thp_size_name(unsigned long kib, char *buf, size_t size);
@@ -239,6 +250,7 @@ struct thp_state {
 	enum thp_enabled enabled;
 	char defrag[16];	/* "always", "defer", "defer+madvise", "madvise", "never" */
 	char mode[8];		/* "0"/"1"/"2"/"never"/"custom": the kernel's mode file, else thp_rfc_mode() */
+	int rfc;		/* 0/1/2 where the kernel's mode file reads that number, else -1 */
 	bool has_mode_file;	/* patched kernel: <root>THP_SYSFS_DIR/mode exists */
 	bool has_thp_policy;	/* patched kernel: <root>/proc/self/thp_policy exists */
 	bool has_thp_stat;	/* <root>/proc/self/thp_stat exists */
@@ -259,6 +271,21 @@ int thp_defrag_apply(const char *defrag, const char **failed_path);
 /* khugepaged knob under THP_SYSFS_DIR/khugepaged/NAME, e.g. "pages_to_scan" */
 int thp_khugepaged_read(const char *name, uint64_t *val);
 int thp_khugepaged_write(const char *name, uint64_t val);
+/*
+ * The khugepaged files an administrator sets (defrag, pages_to_scan,
+ * scan_sleep_millisecs, alloc_sleep_millisecs, max_ptes_none,
+ * max_ptes_swap, max_ptes_shared), NULL-ended; the others there
+ * (pages_collapsed, full_scans) are counters.
+ */
+extern const char *const thp_khugepaged_settings[];
+/*
+ * The values the kernel takes for setting name, as its stores check them:
+ * defrag 0 or 1, pages_to_scan 1 up, the sleeps 0 up (an unsigned int),
+ * max_ptes_* up to one less than the pages of a PMD (pmd_pages: the PMD size
+ * over the page size). -EINVAL for a name that is not a setting.
+ */
+int thp_khugepaged_limits(const char *name, unsigned long pmd_pages, uint64_t *min,
+			  uint64_t *max);
 
 /* --- procfs (lib/thp-proc.c) --- */
 

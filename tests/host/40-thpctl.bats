@@ -151,7 +151,7 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 @test "no verb means status" {
 	fake_tree patched
 	run -0 "$THPCTL"
-	assert_line --regexp '^enabled: +madvise$'
+	assert_line --regexp '^2M +madvise +never +follows enabled \(madvise\)$'
 }
 
 # ---- status ----
@@ -161,9 +161,9 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	echo 2 >"$THP_ROOT/$SYS/mode"
 	echo '[always] madvise never' >"$THP_ROOT/$SYS/enabled"
 	echo '[always] defer defer+madvise madvise never' >"$THP_ROOT/$SYS/defrag"
-	run -0 "$THPCTL" status
+	run -0 "$THPCTL" status --all
 	assert_line --regexp '^enabled: +always$'
-	assert_line --regexp '^mode: +2$'
+	assert_line --regexp '^rfc mode: +2 \(hugepages at fault everywhere, compacting for them\)$'
 	assert_line --regexp '^defrag: +always$'
 	assert_line --regexp '^ +pages_to_scan: +4096$'
 	assert_line --regexp '^ +full_scans: +3$'
@@ -180,7 +180,7 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	fake_tree patched
 	run -0 --separate-stderr "$THPCTL" status --json
 	echo "$output" | jq -e . >/dev/null || fail "not JSON: $output"
-	run -0 jq -e '.enabled == "madvise" and .mode == "0" and .defrag == "madvise"
+	run -0 jq -e '.enabled == "madvise" and .mode == 0 and .defrag == "madvise"
 		and .khugepaged.pages_to_scan == 4096 and .khugepaged.max_ptes_none == 511
 		and .free_hugepage_blocks == 11 and .anon_huge_kib == 14336
 		and .counters.thp_fault_alloc == 12 and (.counters | has("pgfault") | not)
@@ -189,15 +189,15 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 		and .thpd == null' <<<"$output"
 	# the global form is the same
 	run -0 "$THPCTL" --json status
-	echo "$output" | jq -e '.mode == "0"'
+	echo "$output" | jq -e '.mode == 0'
 }
 
-@test "status on a stock tree: mode derived, features absent" {
+@test "status on a stock tree: no RFC mode (null), features absent" {
 	fake_tree stock
 	echo '[always] madvise never' >"$THP_ROOT/$SYS/enabled"
 	echo 'always defer [defer+madvise] madvise never' >"$THP_ROOT/$SYS/defrag"
 	run -0 "$THPCTL" --json status
-	echo "$output" | jq -e '.mode == "custom" and .defrag == "defer+madvise"
+	echo "$output" | jq -e '.mode == null and .defrag == "defer+madvise"
 		and .kernel_features.mode_file == false and .kernel_features.thp_policy == false'
 }
 
@@ -207,7 +207,7 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 	run -0 "$THPCTL" --json status
 	echo "$output" | jq -e '.free_hugepage_blocks == null and .anon_huge_kib == null
 		and (.khugepaged | has("full_scans") | not)'
-	run -0 "$THPCTL" status
+	run -0 "$THPCTL" status --all
 	assert_line --regexp '^free order-9\+ blocks: +-$'
 }
 
@@ -275,7 +275,7 @@ knob() { cat "$THP_ROOT/$SYS/$1"; }
 		run -0 --separate-stderr "$THPCTL" enable $n
 		assert_equal "$(knob enabled)" "$want_e"
 		assert_equal "$(knob defrag)" "$want_d"
-		[[ $stderr == *"no numeric THP modes: $n means enabled=$want_e defrag=$want_d"* ]] ||
+		[[ $stderr == *"no numeric THP modes: $n is the RFC's mode $n ("*"), not off: enabled=$want_e defrag=$want_d"* ]] ||
 			fail "stderr for $n: $stderr"
 	done
 }
@@ -720,30 +720,6 @@ sys.stdin.read()' <"$BATS_TEST_TMPDIR/fifo" >"$out" 3>&- &
 # sends, how it reads answers, refusals and silence. The real daemon is
 # tested end to end by the thpd suites.
 
-# peer REPLY_JSON|silent: serve one connection on $THPD_SOCKET
-peer() {
-	command -v python3 >/dev/null || skip "no python3 for the scripted peer"
-	rm -f "$THPD_SOCKET"
-	python3 - "$THPD_SOCKET" "$1" "$BATS_TEST_TMPDIR/request" 3>&- <<'PY' &
-import socket, sys, time
-path, reply, log = sys.argv[1:4]
-s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-s.bind(path)
-s.listen(1)
-s.settimeout(30)
-c, _ = s.accept()
-req = c.recv(8192)
-open(log, "wb").write(req)
-if reply == "silent":
-    time.sleep(8)
-else:
-    c.send(reply.encode())
-c.close()
-PY
-	PEER=$!
-	wait_until --pid "$PEER" 10 test -S "$THPD_SOCKET" || fail "scripted peer did not start"
-}
-
 @test "enable through thpd: request framing, and no sysfs write by thpctl" {
 	fake_tree stock
 	peer '{"ok": true, "enabled": "always", "defrag": "always", "mode": "2"}'
@@ -758,7 +734,7 @@ PY
 	peer '{"ok": true, "enabled": "madvise", "defrag": "madvise", "mode": "0"}'
 	run -0 "$THPCTL" enable madvise
 	wait "$PEER"
-	assert_output 'enabled=madvise defrag=madvise mode=0 (set by thpd, which keeps it)'
+	assert_output 'enabled=madvise defrag=madvise, rfc mode 0: hugepages only in MADV_HUGEPAGE regions (set by thpd, which keeps it)'
 }
 
 @test "thpd refusing a change: its message, exit 1, no fallback to sysfs" {

@@ -37,7 +37,7 @@ comp() {
 
 @test "verbs and global options" {
 	run -0 comp thpctl ''
-	assert_output 'status enable shmem defrag run ps policy cgroups metrics'
+	assert_output 'status enable shmem defrag run ps policy cgroups metrics khugepaged unit'
 	run -0 comp thpctl p
 	assert_output 'ps policy'
 	run -0 comp thpctl s
@@ -50,6 +50,10 @@ comp() {
 
 @test "values of enable, shmem, defrag: what this kernel lists, from thpctl" {
 	use_gen 6.1
+	# no mode file: no numbers offered (a 0 reads as off)
+	run -0 comp thpctl enable ''
+	assert_output 'always madvise never'
+	use_gen 6.1-patched
 	run -0 comp thpctl enable ''
 	assert_output 'always madvise never 0 1 2'
 	run -0 comp thpctl shmem ''
@@ -58,7 +62,7 @@ comp() {
 	assert_output 'defer defer+madvise'
 	use_gen 6.12
 	run -0 comp thpctl enable ''
-	assert_output 'always madvise never inherit 0 1 2'
+	assert_output 'always madvise never inherit'
 	run -0 comp thpctl shmem i
 	assert_output 'inherit'
 	# a kernel that lists other words: those, and only those
@@ -185,4 +189,62 @@ comp() {
 	done
 	grep -q '^# LISTING VALUES$' "$BATS_TEST_DIRNAME/../../man/thpctl.1.scd" ||
 		fail "thpctl(1) has no LISTING VALUES section"
+}
+
+@test "--opt=value: the values of the option, as one word and as bash splits it at '='" {
+	use_gen 6.1
+	# one word (COMP_WORDBREAKS without '=', or bash-completion's -n =)
+	run -0 comp thpctl ps --sort=an
+	assert_output '--sort=anon_huge_kib'
+	run -0 comp thpctl ps --sort=
+	assert_output '--sort=pid --sort=comm --sort=anon_huge_kib'
+	# bash's own split: "--sort" "=" "an"
+	run -0 comp thpctl ps --sort = an
+	assert_output 'anon_huge_kib'
+	run -0 comp thpctl ps --sort =
+	assert_output 'pid comm anon_huge_kib'
+	use_gen 6.12
+	run -0 comp thpctl enable always --size=6
+	assert_output '--size=64K'
+	run -0 comp thpctl shmem advise --size=64K,2
+	assert_output '--size=64K,256K --size=64K,2M'
+	run -0 comp thpctl enable always --size = 64K,2
+	assert_output '64K,256K 64K,2M'
+	# the words those sizes take, after --size = LIST
+	run -0 comp thpctl enable --size = 64K,2M ''
+	assert_output 'always inherit madvise never'
+	run -0 comp thpctl --json=s
+	assert_output '--json=short'
+	run -0 comp thpctl status --json = ''
+	assert_output 'pretty short'
+	# a global --json=short split by bash is no verb
+	run -0 comp thpctl --json = short st
+	assert_output 'status'
+	local cg=$THP_ROOT/sys/fs/cgroup
+	mkdir -p "$cg/a.slice"
+	echo memory >"$cg/cgroup.controllers"
+	printf 'anon_thp 0\nfile_thp 0\nshmem_thp 0\nthp_fault_alloc 1\n' >"$cg/a.slice/memory.stat"
+	run -0 comp thpctl cgroups --sort=thp_f
+	assert_output '--sort=thp_fault_alloc'
+	run -0 comp thpctl metrics --output="$BATS_TEST_TMPDIR/no"
+	assert_output ''
+	: >"$BATS_TEST_TMPDIR/thp.prom"
+	run -0 comp thpctl metrics --output="$BATS_TEST_TMPDIR/thp."
+	assert_output "--output=$BATS_TEST_TMPDIR/thp.prom"
+}
+
+@test "khugepaged: show or set, then the settings this kernel has, KEY=; status --all; run -q" {
+	run -0 comp thpctl khugepaged ''
+	assert_output 'show set'
+	run -0 comp thpctl khugepaged set max
+	assert_output 'max_ptes_none= max_ptes_swap= max_ptes_shared='
+	rm "$THP_ROOT/sys/kernel/mm/transparent_hugepage/khugepaged/max_ptes_shared"
+	run -0 comp thpctl khugepaged set max_ptes_s
+	assert_output 'max_ptes_swap='
+	run -0 comp thpctl status --a
+	assert_output '--all'
+	run -0 comp thpctl run --q
+	assert_output '--quiet'
+	run -0 comp thpctl unit app.service ''
+	assert_output 'advise advised-only never default'
 }
