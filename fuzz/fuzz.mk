@@ -3,7 +3,7 @@
 #   proto   the thpd socket protocol (lib/thp-proto.c)
 #   mode    libthp's word and sysfs/procfs text parsers (lib/thp-mode.c, thp-sysfs.c, thp-proc.c)
 #   config  thpd.conf and drop-ins, and rule matching (daemon/config.c, rules.c)
-#   state   thpd's state file, /proc/cmdline, /proc/PID/cgroup (daemon/persist.c, precedence.c, originals.c, rules.c)
+#   state   thpd's state file, /proc/PID/cgroup (daemon/persist.c, originals.c, rules.c)
 #   cmdline /proc/cmdline as the kernel reads it (lib/thp-cmdline.c); seeded from the table
 #           of cases tests/host/fixtures/cmdline.txt as well, one case a file
 #   request thpd's request handler behind the parser, as root and as a user, on a fake sysfs tree

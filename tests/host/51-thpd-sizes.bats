@@ -180,7 +180,7 @@ client() {
 	run -0 cat "$BATS_TEST_TMPDIR/log"
 	assert_output --partial "transparent_hugepage_shmem=advise on the kernel command line takes precedence over Shmem=within_size"
 	assert_output --partial "thp_anon= on the kernel command line sets 32K to always, over Enabled=never of [Size 32K]"
-	assert_output --partial "Ignoring a thp_anon= on the kernel command line that does not parse"
+	assert_output --partial "Ignoring 1 thp_anon= on the kernel command line: the kernel refused it whole"
 	assert_equal "$(word shmem_enabled)" advise
 	assert_equal "$(word hugepages-16kB/enabled)" always
 	assert_equal "$(word hugepages-32kB/enabled)" always
@@ -193,6 +193,72 @@ client() {
 	start_thpd
 	assert_equal "$(word shmem_enabled)" within_size
 	assert_equal "$(word hugepages-32kB/enabled)" madvise
+}
+
+# a word of "never madvise always inherit" (the first of them when $2 is
+# "top": without inherit) that the text $1 does not contain
+word_not_in() {
+	local w words="never madvise always"
+	[ "${2:-}" = top ] || words+=" inherit"
+	for w in $words; do
+		[[ $1 == *"$w"* ]] || { echo "$w"; return; }
+	done
+	echo never
+}
+
+# Every case of the table tests/host/fixtures/cmdline.txt (a stock kernel's:
+# FLAGS "-"), as /proc/cmdline of a 6.12 tree whose kernel takes thp_anon=:
+# thpd holds enabled and each size as the kernel took them, and where the
+# kernel took nothing, the configuration's value, a word the line does not
+# contain (so a parameter the kernel refused, or that is init's, cannot pass
+# for taken).
+@test "every case of the command-line table: thpd holds what the kernel took, the configuration elsewhere" {
+	local flags text expect x anon cfgw topw name kib want w n=0 size got bad=()
+	printf '%s\n' 'ffffffff835b0ae0 t setup_transparent_hugepage' 'ffffffff835bb870 t setup_thp_anon' \
+		>"$R/proc/kallsyms"
+	while IFS= read -r line; do
+		[[ -n $line && $line != '#'* ]] || continue
+		flags=${line%%$'\t'*}
+		text=${line#*$'\t'}
+		expect=${text#*$'\t'}
+		text=${text%%$'\t'*}
+		[ "$flags" = - ] || continue
+		[[ $text == *shmem* ]] && continue	# this kernel has no shmem parameters
+		n=$((n + 1))
+		use_gen 6.12
+		printf '%b' "$text" >"$R/proc/cmdline"
+		x=$(grep -o '^transparent_hugepage=[a-z0-9]*' <<<"$expect" | cut -d= -f2 || true)
+		anon=$(grep -o 'thp_anon=[^ ]*' <<<"$expect" | cut -d= -f2 || true)
+		topw=$(word_not_in "$text${x:+ $x}" top)
+		cfgw=$(word_not_in "$text")
+		{
+			printf '[Global]\nMode=%s\n' "$topw"
+			for kib in 16 32 64 128 256 512 1024 2048; do
+				printf '[Size %sK]\nEnabled=%s\n' "$kib" "$cfgw"
+			done
+		} >"$CONF"
+		start_thpd
+		got="enabled=$(word enabled)"
+		want="enabled=${x:-$topw}"
+		for kib in 16 32 64 128 256 512 1024 2048; do
+			thp_size_name_of "$kib"
+			w=$cfgw
+			for size in ${anon//;/ }; do
+				[ "${size%%:*}" != "$name" ] || w=${size#*:}
+			done
+			got+=" $name=$(word hugepages-${kib}kB/enabled)"
+			want+=" $name=$w"
+		done
+		[ "$got" = "$want" ] || bad+=("'$text': want $want, got $got")
+		stop_thpd
+	done <"$FIX/cmdline.txt"
+	[ "$n" -ge 50 ] || fail "only $n cases in $FIX/cmdline.txt"
+	[ "${#bad[@]}" -eq 0 ] || fail "$(printf '%s\n' "${#bad[@]} of $n cases differ:" "${bad[@]}")"
+}
+
+# name: 16K, 2M ... for a size in KiB
+thp_size_name_of() {
+	if [ "$1" -ge 1024 ]; then name=$(($1 / 1024))M; else name=${1}K; fi
 }
 
 @test "a boot parameter the running kernel does not take (no handler in /proc/kallsyms) is ignored, saying so" {
@@ -338,4 +404,23 @@ client() {
 	stop_thpd
 	run -0 env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$THPCTL" enable madvise --size 32K
 	assert_output --partial "(written to sysfs: thpd is not running, so this lasts until reboot)"
+}
+
+@test "a change through the socket of a value the kernel command line sets is refused, saying so" {
+	use_gen 6.12
+	printf '%s\n' 'ffffffff835bb870 t setup_thp_anon' >"$R/proc/kallsyms"
+	echo "BOOT_IMAGE=/vmlinuz transparent_hugepage=always thp_anon=64K:always" >"$R/proc/cmdline"
+	start_thpd
+	client '{"cmd":"enable","value":"never"}'
+	assert_output --partial '"errno":16'
+	assert_output --partial "transparent_hugepage= on the kernel command line sets enabled to always"
+	client '{"cmd":"enable","value":"never","size":"64K"}'
+	run -0 jq -r .error <<<"$output"
+	assert_output --partial "thp_anon= on the kernel command line sets hugepages-64kB/enabled to always"
+	assert_equal "$(word enabled) $(word hugepages-64kB/enabled)" "always always"
+	[ ! -e "$STATE/state" ] || fail "a refused change was persisted: $(cat "$STATE/state")"
+	# what the command line does not name is the socket's to set
+	client '{"cmd":"enable","value":"madvise","size":"128K"}'
+	assert_output --partial '"ok":true'
+	assert_equal "$(word hugepages-128kB/enabled)" madvise
 }
