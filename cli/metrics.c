@@ -408,6 +408,7 @@ static void thpd(FILE *f)
 		       "The setting thpd keeps, as labels (empty: not set).");
 		sample(f, "thpd_persisted_info", labels, "1");
 	}
+	verify_metrics(f, st);
 	json_object_put(st);
 }
 

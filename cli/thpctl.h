@@ -140,6 +140,15 @@ int verb_ps(struct verb_args *a);
 int verb_policy(struct verb_args *a);
 int verb_cgroups(struct verb_args *a);
 int verb_metrics(struct verb_args *a);
+int verb_verify(struct verb_args *a);
+int verb_reset(struct verb_args *a);
+
+/*
+ * verify.c: thpd_drift_files, the files that differ from what thpd should
+ * hold, in the Prometheus text format, for thpctl metrics; status is
+ * thpd's status reply (nothing written for a thpd that names no target)
+ */
+void verify_metrics(FILE *f, struct json_object *status);
 
 /*
  * cgroups.c: the memory cgroups within a's --depth, ranked by a's --sort

@@ -401,3 +401,89 @@ const char *thp_cmdline_format(const struct thp_cmdline *cl, char *buf, size_t s
 	free(text);
 	return buf;
 }
+
+/* "CONFIG_NAME=y" as a line of a kernel's build configuration */
+static bool kconfig_y(const char *kconfig, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = kconfig; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (strncmp(p, name, n) == 0 && strncmp(p + n, "=y", 2) == 0 &&
+		    (p[n + 2] == '\n' || p[n + 2] == '\0'))
+			return true;
+	return false;
+}
+
+/* per order: the words a thp_anon=/thp_shmem= set, never elsewhere; without one, PMD inherits */
+static void boot_sizes(bool set, const char words[][THP_CMDLINE_WORD],
+		       char out[][THP_CMDLINE_WORD])
+{
+	for (int o = 0; o < THP_CMDLINE_ORDERS; o++) {
+		const char *w = set ? (words[o][0] ? words[o] : "never") :
+			       o == K_PMD_ORDER ? "inherit" : "never";
+
+		snprintf(out[o], THP_CMDLINE_WORD, "%s", w);
+	}
+}
+
+void thp_boot_values(const struct thp_cmdline *cl, const char *kconfig, unsigned long memtotal_kib,
+		     struct thp_boot *b)
+{
+	static const struct {
+		const char *option, *word;
+	} enabled_opts[] = {
+		{ "CONFIG_TRANSPARENT_HUGEPAGE_ALWAYS", "always" },
+		{ "CONFIG_TRANSPARENT_HUGEPAGE_MADVISE", "madvise" },
+		{ "CONFIG_TRANSPARENT_HUGEPAGE_NEVER", "never" },
+	}, shmem_opts[] = {
+		{ "CONFIG_TRANSPARENT_HUGEPAGE_SHMEM_HUGE_NEVER", "never" },
+		{ "CONFIG_TRANSPARENT_HUGEPAGE_SHMEM_HUGE_ALWAYS", "always" },
+		{ "CONFIG_TRANSPARENT_HUGEPAGE_SHMEM_HUGE_WITHIN_SIZE", "within_size" },
+		{ "CONFIG_TRANSPARENT_HUGEPAGE_SHMEM_HUGE_ADVISE", "advise" },
+	};
+	struct thp_mode_req req;
+
+	memset(b, 0, sizeof(*b));
+	/* the kernel's default; a number sets it too (below) */
+	snprintf(b->defrag, sizeof(b->defrag), "madvise");
+	b->defrag_why = "the kernel's default";
+	if (cl->thp[0] && thp_mode_parse(cl->thp, &req) == 0) {
+		snprintf(b->enabled, sizeof(b->enabled), "%s", thp_enabled_name(req.enabled));
+		b->enabled_why = "transparent_hugepage= on the kernel command line";
+		if (req.defrag) {
+			snprintf(b->defrag, sizeof(b->defrag), "%s", req.defrag);
+			b->defrag_why = b->enabled_why;
+		}
+	} else {
+		for (size_t i = 0; i < sizeof(enabled_opts) / sizeof(enabled_opts[0]); i++)
+			if (kconfig_y(kconfig, enabled_opts[i].option)) {
+				snprintf(b->enabled, sizeof(b->enabled), "%s", enabled_opts[i].word);
+				b->enabled_why = enabled_opts[i].option;
+			}
+	}
+	/* mm/huge_memory.c hugepage_init(): after the command line, every flag off */
+	if (memtotal_kib && memtotal_kib < 512UL * 1024) {
+		snprintf(b->enabled, sizeof(b->enabled), "never");
+		snprintf(b->defrag, sizeof(b->defrag), "never");
+		b->enabled_why = b->defrag_why = "less than 512 MiB of memory";
+	}
+	if (cl->shmem[0]) {
+		snprintf(b->shmem, sizeof(b->shmem), "%s", cl->shmem);
+		b->shmem_why = "transparent_hugepage_shmem= on the kernel command line";
+	} else if (kconfig) {
+		/* before 6.14 there is no such option: never */
+		snprintf(b->shmem, sizeof(b->shmem), "never");
+		b->shmem_why = "the kernel's default";
+		for (size_t i = 0; i < sizeof(shmem_opts) / sizeof(shmem_opts[0]); i++)
+			if (kconfig_y(kconfig, shmem_opts[i].option)) {
+				snprintf(b->shmem, sizeof(b->shmem), "%s", shmem_opts[i].word);
+				b->shmem_why = shmem_opts[i].option;
+			}
+	}
+	boot_sizes(cl->anon_set, cl->anon, b->anon);
+	b->anon_why = cl->anon_set ? "thp_anon= on the kernel command line" :
+		      "the kernel's default (the PMD size inherits)";
+	boot_sizes(cl->shmem_sizes_set, cl->shmem_sizes, b->shmem_sizes);
+	b->shmem_sizes_why = cl->shmem_sizes_set ? "thp_shmem= on the kernel command line" :
+			     "the kernel's default (the PMD size inherits)";
+}

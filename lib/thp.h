@@ -281,6 +281,32 @@ const char *thp_cmdline_format(const struct thp_cmdline *cl, char *buf, size_t s
 /* "transparent_hugepage", "transparent_hugepage_shmem", "thp_anon", "thp_shmem" */
 const char *thp_cmdline_param_name(enum thp_cmdline_param p);
 
+/*
+ * The values the kernel boots with, as far as they can be known (thpctl
+ * reset without thpd, thpctl(1) BOOT DEFAULTS): from what its command line
+ * set (cl), its build configuration (kconfig: the text of
+ * /boot/config-<release>, NULL when unknown) and its memory (memtotal_kib:
+ * MemTotal, 0 when unknown; below 512 MiB the kernel turns THP off at
+ * boot). Each value says where it comes from; "" where it cannot be known
+ * (enabled without a command line value or kconfig, shmem_enabled without
+ * kconfig). khugepaged's knobs are not among them.
+ */
+struct thp_boot {
+	char enabled[THP_CMDLINE_WORD];
+	const char *enabled_why;
+	char defrag[THP_CMDLINE_WORD];
+	const char *defrag_why;
+	char shmem[THP_CMDLINE_WORD];
+	const char *shmem_why;
+	char anon[THP_CMDLINE_ORDERS][THP_CMDLINE_WORD];	/* per order, every size's */
+	const char *anon_why;
+	char shmem_sizes[THP_CMDLINE_ORDERS][THP_CMDLINE_WORD];
+	const char *shmem_sizes_why;
+};
+
+void thp_boot_values(const struct thp_cmdline *cl, const char *kconfig, unsigned long memtotal_kib,
+		     struct thp_boot *b);
+
 /* --- system state (lib/thp-state.c) --- */
 
 struct thp_state {

@@ -468,6 +468,45 @@ need_64k() {
 	table_expect stepped stepped-down
 }
 
+# reset: thpd forgets what the administrator set; the target is again the
+# command line's, the configuration's and the host's own
+@test "table N reset: the persisted values are forgotten, the target again" {
+	table_start N
+	run -0 thpd_call '{"cmd":"enable","value":"never"}'
+	run -0 thpd_call '{"cmd":"defrag","value":"defer"}'
+	run -0 timeout 15 thpctl reset
+	table_expect target normal
+	[ ! -s "$THPD_STATE" ] || refute grep -q never "$THPD_STATE"
+}
+@test "table S reset: the target, the step-down ended" {
+	table_start S
+	run -0 timeout 15 thpctl reset
+	table_expect target normal
+}
+@test "table U reset: the target" {
+	table_start U
+	run -0 thpd_call '{"cmd":"defrag","value":"never"}'
+	run -0 timeout 15 thpctl reset
+	table_expect target normal
+}
+
+# thpctl verify compares what thpd should hold, the overlay included, with sysfs
+@test "table S verify: the overlay counts, no drift; a write behind thpd's back is drift until a reload" {
+	command -v thpctl >/dev/null || skip "thpctl is not installed"
+	table_start S
+	run -0 timeout 15 thpctl verify
+	assert_output --regexp 'enabled +madvise +madvise +step-down +ok'
+	assert_line --regexp '^drift: +0$'
+	thp_set defrag never
+	run -3 timeout 15 thpctl verify
+	assert_output --regexp 'defrag +defer +never +step-down +DRIFT'
+	run -0 timeout 15 thpctl metrics
+	assert_line "thpd_drift_files 1"
+	table_reload
+	run -0 timeout 15 thpctl verify
+	assert_line --regexp '^thpd_state: +normal$'
+}
+
 @test "adaptive off: pressure changes nothing" {
 	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
 		[Global]
