@@ -522,6 +522,7 @@ static void thpd(struct expo *e)
 {
 	struct json_object *st = NULL, *adaptive = NULL, *persisted = NULL;
 	const char *why, *state;
+	unsigned int drift;
 	bool installed = thpd_unit_installed();
 	int r = thpctl_call("status", NULL, &st, &why);
 
@@ -568,6 +569,10 @@ static void thpd(struct expo *e)
 		       "The setting thpd keeps, as labels (empty: not set).");
 		sample_int(e, labels, 1);
 	}
+	if (verify_drift(st, &drift) == 0)
+		single(e, "thpd_drift_files", "gauge",
+		       "THP files in sysfs that differ from what thpd should hold (its target, and the step-down on top of it), as thpctl verify counts them.",
+		       json_object_new_uint64(drift));
 	json_object_put(st);
 }
 

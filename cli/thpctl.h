@@ -171,6 +171,16 @@ int verb_cgroups(struct verb_args *a);
 int verb_metrics(struct verb_args *a);
 int verb_khugepaged(struct verb_args *a);
 int verb_unit(struct verb_args *a);
+int verb_verify(struct verb_args *a);
+int verb_reset(struct verb_args *a);
+
+/*
+ * verify.c: how many files differ from what thpd should hold (its target
+ * and the overlay, from thpd's status reply), as thpctl verify counts them,
+ * into differ; thpctl metrics' thpd_drift_files. 0, or -errno (-EPROTO for
+ * a thpd that names no target).
+ */
+int verify_drift(struct json_object *status, unsigned int *differ);
 
 /*
  * cgroups.c: the memory cgroups within a's --depth, ranked by a's --sort

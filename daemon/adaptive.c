@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
+/* thpd's state machine: the table and what each event does are in adaptive.h. */
 #include "adaptive.h"
 
 #include <errno.h>
@@ -106,4 +107,84 @@ enum thpd_action thpd_adaptive_stop(struct thpd_adaptive *a)
 	a->switches++;
 	snprintf(a->reason, sizeof(a->reason), "stopping with RestoreOnStop=no");
 	return THPD_ACT_STEP_UP;
+}
+
+void thpd_overlay(const struct thpd_target *t, const struct thpd_adaptive_config *cfg,
+		  struct thpd_target *out)
+{
+	int e = thp_enabled_from_name(t->enabled);
+	const char *en, *df;
+
+	if (out != t)
+		*out = *t;
+	/* the lower of the target's enabled and StepDownMode= */
+	en = thp_enabled_name(e >= 0 && e < (int)cfg->step_down_enabled ? (enum thp_enabled)e :
+			      cfg->step_down_enabled);
+	df = cfg->step_down_defrag[0] ? cfg->step_down_defrag : t->defrag;
+	if (strcmp(en, out->enabled) != 0 || strcmp(df, out->defrag) != 0)
+		out->rfc = -1;
+	if (strcmp(en, out->enabled) != 0) {
+		snprintf(out->enabled, sizeof(out->enabled), "%s", en);
+		out->enabled_src = THPD_SRC_STEP_DOWN;
+	}
+	if (strcmp(df, out->defrag) != 0) {
+		snprintf(out->defrag, sizeof(out->defrag), "%s", df);
+		out->defrag_src = THPD_SRC_STEP_DOWN;
+	}
+	for (unsigned int i = 0; i < out->n_sizes; i++) {
+		struct thpd_size_target *z = &out->sizes[i];
+		const char *w = thpd_adaptive_size_step(z->enabled, cfg->step_down_enabled);
+
+		if (!w)
+			continue;
+		snprintf(z->enabled, sizeof(z->enabled), "%s", w);
+		z->enabled_src = THPD_SRC_STEP_DOWN;
+	}
+}
+
+void thpd_machine_start(struct thpd_machine *m, const struct thpd_inputs *in)
+{
+	thpd_adaptive_init(&m->adaptive);
+	thpd_target_compute(in, &m->target);
+}
+
+bool thpd_knob_stepped(enum thp_knob_id knob)
+{
+	return knob == THP_KNOB_ENABLED || knob == THP_KNOB_DEFRAG || knob == THP_KNOB_SIZE_ENABLED;
+}
+
+bool thpd_machine_set(struct thpd_machine *m, const struct thpd_inputs *in, bool stepped)
+{
+	bool ended = stepped && m->adaptive.state == THPD_ASTATE_STEPPED_DOWN;
+
+	thpd_target_compute(in, &m->target);
+	/* not a switch of the machine's own: the trouble may still be there, and steps down again */
+	if (ended)
+		m->adaptive.state = THPD_ASTATE_NORMAL;
+	return ended;
+}
+
+void thpd_machine_held(const struct thpd_machine *m, const struct thpd_adaptive_config *cfg,
+		       struct thpd_target *out)
+{
+	if (m->adaptive.state == THPD_ASTATE_STEPPED_DOWN)
+		thpd_overlay(&m->target, cfg, out);
+	else
+		*out = m->target;
+}
+
+bool thpd_machine_stop(struct thpd_machine *m, enum thpd_stop how,
+		       const struct thpd_originals *o, struct thpd_target *out)
+{
+	switch (how) {
+	case THPD_STOP_RESTORE:
+		thpd_target_originals(o, out);
+		return true;
+	case THPD_STOP_KEEP:
+		thpd_adaptive_stop(&m->adaptive);
+		*out = m->target;
+		return true;
+	default:
+		return false;
+	}
 }

@@ -1,14 +1,39 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The adaptive state machine, pure: the event loop feeds it pressure
- * events, buddyinfo samples and timer ticks with the current time (usec,
- * CLOCK_MONOTONIC) and acts on what it returns.
+ * thpd's state machine, pure: the event loop and the socket feed it events
+ * (with the current time, usec of CLOCK_MONOTONIC, where time matters) and
+ * write what it says the host should hold. Nothing here reads the kernel.
  *
- *   normal --(pressure event, or free blocks < MinFreeBlocks)--> stepped-down
- *   stepped-down --(no trouble for CalmSec and free blocks >= RecoverFreeBlocks)--> normal
+ * The machine holds the target (precedence.h: a pure function of the
+ * command line, the persisted state, the configuration and the host's
+ * originals) and one of two states:
+ *   normal        the host holds the target;
+ *   stepped-down  the host holds the target with the step-down's overlay
+ *                 on top (thpd_overlay()): enabled at most StepDownMode=,
+ *                 defrag StepDownDefrag=, each size whose own enabled is
+ *                 above StepDownMode= at StepDownMode=. The overlay is
+ *                 computed from the target whenever it is needed, never
+ *                 kept or learned back from the kernel.
  *
- * Hysteresis comes from both: RecoverFreeBlocks above MinFreeBlocks, and
- * a calm period that every new pressure event or low sample restarts.
+ *  event                               normal              stepped-down
+ *  ----------------------------------  ------------------  ------------------------
+ *  start, restart after a crash        normal (target)     (a new thpd starts normal)
+ *  reload                              normal, new target  normal, new target
+ *  set enabled, defrag, a size's       normal, new target  normal, new target
+ *    enabled; reset (the socket)                           ("override")
+ *  set shmem_enabled (any size), a     normal, new target  stepped-down, new target
+ *    khugepaged knob (the socket)
+ *  pressure, free blocks low           stepped-down        stepped-down (calm restarts)
+ *  calm for CalmSec= (and blocks back  -                   normal
+ *    to RecoverFreeBlocks=)
+ *  stop, RestoreOnStop=yes             the originals       the originals
+ *  stop, RestoreOnStop=no              the target          normal: the target
+ *  stop for a package upgrade          nothing written     nothing written
+ *
+ * Hysteresis comes from both: RecoverFreeBlocks above MinFreeBlocks, and a
+ * calm period that every new pressure event or low sample restarts.
+ * tests/host/test-thpd-logic.c runs this table; tests/bats/53 runs it on
+ * a real kernel under systemd.
  */
 #ifndef THPD_ADAPTIVE_H
 #define THPD_ADAPTIVE_H
@@ -17,6 +42,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "precedence.h"
 
 enum thpd_astate { THPD_ASTATE_NORMAL, THPD_ASTATE_STEPPED_DOWN };
 enum thpd_action { THPD_ACT_NONE, THPD_ACT_STEP_DOWN, THPD_ACT_STEP_UP };
@@ -27,6 +53,12 @@ struct thpd_adaptive {
 	long last_blocks;	/* last buddyinfo sample, -1: none */
 	unsigned long switches;
 	char reason[160];	/* why the last switch happened */
+};
+
+/* the whole machine: the state and the target it holds the host at */
+struct thpd_machine {
+	struct thpd_adaptive adaptive;
+	struct thpd_target target;
 };
 
 void thpd_adaptive_init(struct thpd_adaptive *a);
@@ -45,7 +77,7 @@ enum thpd_action thpd_adaptive_tick(struct thpd_adaptive *a,
 /* thpd stops without restoring the originals: step up if stepped down */
 enum thpd_action thpd_adaptive_stop(struct thpd_adaptive *a);
 /*
- * Pure: what a size's own enabled word steps down to, the lower of it and
+ * What a size's own enabled word steps down to, the lower of it and
  * StepDownMode= (as the top level does), or NULL to leave it: inherit
  * follows the top level, which steps down itself, and a size already at or
  * below StepDownMode= stays.
@@ -55,5 +87,36 @@ const char *thpd_adaptive_size_step(const char *cur, enum thp_enabled step_down)
 /* when tick should be called next; 0 when nothing is pending */
 uint64_t thpd_adaptive_deadline(const struct thpd_adaptive *a,
 				const struct thpd_adaptive_config *cfg);
+
+/* t with the step-down's overlay on top, into out (may be t) */
+void thpd_overlay(const struct thpd_target *t, const struct thpd_adaptive_config *cfg,
+		  struct thpd_target *out);
+
+/* start, a restart after a crash, reload: the target of in, normal */
+void thpd_machine_start(struct thpd_machine *m, const struct thpd_inputs *in);
+/*
+ * An administrator's change (the persisted state in in is the new one):
+ * the new target; when the change is of a value the step-down holds
+ * (stepped, see thpd_knob_stepped()) a step-down ends. true when it ended
+ * one.
+ */
+bool thpd_machine_set(struct thpd_machine *m, const struct thpd_inputs *in, bool stepped);
+/* does a step-down hold this knob (enabled, defrag, a size's enabled)? */
+bool thpd_knob_stepped(enum thp_knob_id knob);
+/* what the host should hold now, into out */
+void thpd_machine_held(const struct thpd_machine *m, const struct thpd_adaptive_config *cfg,
+		       struct thpd_target *out);
+
+enum thpd_stop {
+	THPD_STOP_RESTORE,	/* RestoreOnStop=yes */
+	THPD_STOP_KEEP,		/* RestoreOnStop=no */
+	THPD_STOP_HANDOVER,	/* a package upgrade restarts thpd: the next one takes over */
+};
+/*
+ * thpd stops: true with what to write into out (the originals, or the
+ * target after a step-up), false when nothing is to be written
+ */
+bool thpd_machine_stop(struct thpd_machine *m, enum thpd_stop how,
+		       const struct thpd_originals *o, struct thpd_target *out);
 
 #endif

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * What thpd applies, and when: start and reload (one path for both), the
- * administrator's changes through the socket, restoring the host on stop.
- * Which value wins is precedence.c; the host's original values are
+ * What thpd writes, and when: start and reload (one path for both), the
+ * administrator's changes through the socket, the stop. What the host
+ * should hold is decided by the state machine (adaptive.h) from the target
+ * (precedence.c: a pure function of the command line, persisted state,
+ * configuration and originals); this file feeds it the events and makes
+ * the host hold what it says (thpd_hold). The host's original values are
  * originals.c; what an administrator set is persist.c. See thpd.h.
  */
 #include "thpd.h"
@@ -18,6 +21,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
+#include "safe-file.h"
 
 /* ---- shmem_enabled and the sizes ---- */
 
@@ -118,7 +122,7 @@ static int knob_check(struct thp_model *m, enum thp_knob_id knob, unsigned long 
  */
 static int apply_word(struct thp_model *m, enum thp_knob_id knob, unsigned long kib,
 		      const char *word, const char *src, const struct thpd_config *cfg,
-		      const struct thpd_size_config *zc)
+		      const struct thpd_size_config *zc, char *wrote, size_t wsize)
 {
 	struct thp_choice *c;
 	char file[64], why[512], where[PATH_MAX + 64] = "";
@@ -146,227 +150,46 @@ static int apply_word(struct thp_model *m, enum thp_knob_id knob, unsigned long 
 	if (r < 0)
 		log_err("Failed to set %s=%s (from the %s%s): %s", file, word, src, where,
 			strerror(-r));
+	else if (wrote && strlen(wrote) < wsize)
+		snprintf(wrote + strlen(wrote), wsize - strlen(wrote), " %s=%s", file, word);
 	return r;
 }
 
-/* the target's shmem_enabled and sizes; 0 or the first failed write's -errno */
-static int apply_sizes(struct thpd *d)
+/* v's shmem_enabled and sizes, " file=word" written into wrote; 0 or the first failed write's -errno */
+static int hold_sizes(struct thpd *d, const struct thpd_target *v, char *wrote, size_t wsize)
 {
-	const struct thpd_target *t = &d->target;
-	bool force = strcmp(t->shmem, "force") == 0;
+	bool force = strcmp(v->shmem, "force") == 0;
 	struct thp_model *m;
 	int r, ret = 0;
 
-	if (!t->shmem[0] && !t->n_sizes)
+	if (!v->shmem[0] && !v->n_sizes)
 		return 0;
-	m = model_read("apply shmem_enabled and the sizes");
+	m = model_read("set shmem_enabled and the sizes");
 	if (!m)
 		return -EIO;
 	/* force is refused while a size but the PMD size inherits: sizes first then */
-	if (t->shmem[0] && !force)
-		ret = apply_word(m, THP_KNOB_SHMEM_ENABLED, 0, t->shmem, t->shmem_src, &d->cfg, NULL);
-	for (unsigned int i = 0; i < t->n_sizes; i++) {
-		const struct thpd_size_target *z = &t->sizes[i];
+	if (v->shmem[0] && !force)
+		ret = apply_word(m, THP_KNOB_SHMEM_ENABLED, 0, v->shmem, v->shmem_src, &d->cfg, NULL, wrote, wsize);
+	for (unsigned int i = 0; i < v->n_sizes; i++) {
+		const struct thpd_size_target *z = &v->sizes[i];
 
 		if (z->enabled[0]) {
 			r = apply_word(m, THP_KNOB_SIZE_ENABLED, z->kib, z->enabled, z->enabled_src,
-				       &d->cfg, z->cfg);
+				       &d->cfg, z->cfg, wrote, wsize);
 			ret = ret ? ret : r;
 		}
 		if (z->shmem[0]) {
 			r = apply_word(m, THP_KNOB_SIZE_SHMEM_ENABLED, z->kib, z->shmem, z->shmem_src,
-				       &d->cfg, z->cfg);
+				       &d->cfg, z->cfg, wrote, wsize);
 			ret = ret ? ret : r;
 		}
 	}
 	if (force) {
-		r = apply_word(m, THP_KNOB_SHMEM_ENABLED, 0, t->shmem, t->shmem_src, &d->cfg, NULL);
+		r = apply_word(m, THP_KNOB_SHMEM_ENABLED, 0, v->shmem, v->shmem_src, &d->cfg, NULL, wrote, wsize);
 		ret = ret ? ret : r;
 	}
 	free(m);
 	return ret;
-}
-
-/* write back one original value when the kernel holds another; " 64K=never" into out */
-static void restore_word(struct thp_model *m, enum thp_knob_id knob, unsigned long kib,
-			 const char *word, char *out, size_t size)
-{
-	struct thp_choice *c = model_choice(m, knob, kib);
-	const char *cur = c ? thp_choice_value(c) : NULL;
-	char file[64];
-	size_t used = strlen(out);
-	int r;
-
-	if (!cur || strcmp(cur, word) == 0)
-		return;
-	knob_file(knob, kib, file, sizeof(file));
-	r = thp_knob_set(m, knob, kib, word);
-	if (r < 0)
-		log_err("Failed to restore %s=%s: %s", file, word, strerror(-r));
-	else if (used < size)
-		snprintf(out + used, size - used, " %s=%s", file, word);
-}
-
-/*
- * shmem_enabled and every size's values as they were before thpd, where
- * the kernel holds another value now (thpd's, an administrator's through
- * the socket, a step-down's); what was written into out for the log
- */
-static void restore_shmem_sizes(const struct thpd_originals *o, char *out, size_t size)
-{
-	bool force = o->have_shmem && strcmp(o->shmem, "force") == 0;
-	struct thp_model *m;
-
-	out[0] = '\0';
-	if (!o->have_shmem && !o->n_sizes)
-		return;
-	m = model_read("restore shmem_enabled and the sizes");
-	if (!m)
-		return;
-	if (o->have_shmem && !force)
-		restore_word(m, THP_KNOB_SHMEM_ENABLED, 0, o->shmem, out, size);
-	for (unsigned int i = 0; i < o->n_sizes; i++) {
-		const struct thpd_original_size *z = &o->sizes[i];
-
-		if (z->have_enabled)
-			restore_word(m, THP_KNOB_SIZE_ENABLED, z->kib, z->enabled, out, size);
-		if (z->have_shmem)
-			restore_word(m, THP_KNOB_SIZE_SHMEM_ENABLED, z->kib, z->shmem, out, size);
-	}
-	if (force)
-		restore_word(m, THP_KNOB_SHMEM_ENABLED, 0, o->shmem, out, size);
-	free(m);
-}
-
-int thpd_sizes_step_up(struct thpd *d, char *from, size_t fsize, char *to, size_t tsize)
-{
-	struct thp_model *m;
-	int r, ret = 0;
-
-	if (!d->n_stepped)
-		return 0;
-	m = model_read("step the sizes up");
-	if (!m)
-		return -EIO;
-	for (unsigned int i = 0; i < d->n_stepped; i++) {
-		struct thp_choice *c = model_choice(m, THP_KNOB_SIZE_ENABLED, d->stepped[i].kib);
-		const char *cur = c ? thp_choice_value(c) : NULL;
-		char name[16], file[64];
-
-		thp_size_name(d->stepped[i].kib, name, sizeof(name));
-		r = cur ? thp_knob_set(m, THP_KNOB_SIZE_ENABLED, d->stepped[i].kib,
-				       d->stepped[i].enabled) : -ENOENT;
-		if (r < 0) {
-			log_err("Failed to set %s=%s back: %s",
-				knob_file(THP_KNOB_SIZE_ENABLED, d->stepped[i].kib, file, sizeof(file)),
-				d->stepped[i].enabled, strerror(-r));
-			ret = ret ? ret : r;
-			continue;
-		}
-		if (from && strlen(from) < fsize)
-			snprintf(from + strlen(from), fsize - strlen(from), " %s=%s", name, cur);
-		if (to && strlen(to) < tsize)
-			snprintf(to + strlen(to), tsize - strlen(to), " %s=%s", name,
-				 d->stepped[i].enabled);
-	}
-	d->n_stepped = 0;
-	free(m);
-	return ret;
-}
-
-/*
- * What a step-down is about to replace (the normal enabled and defrag and
- * each stepped size's own word), kept in the runtime directory until the
- * step-up: a thpd that crashes while stepped down is restarted by systemd
- * and puts them back (stepped_recover) instead of taking the stepped-down
- * values for the host's.
- */
-void thpd_stepped_save(struct thpd *d)
-{
-	struct thpd_originals s;
-	int r;
-
-	if (!d->runtime_dir[0])
-		return;
-	memset(&s, 0, sizeof(s));
-	s.have_enabled = s.have_defrag = true;
-	snprintf(s.enabled, sizeof(s.enabled), "%s", d->normal_enabled);
-	snprintf(s.defrag, sizeof(s.defrag), "%s", d->normal_defrag);
-	for (unsigned int i = 0; i < d->n_stepped; i++) {
-		s.sizes[i].kib = d->stepped[i].kib;
-		s.sizes[i].have_enabled = true;
-		snprintf(s.sizes[i].enabled, sizeof(s.sizes[i].enabled), "%s", d->stepped[i].enabled);
-	}
-	s.n_sizes = d->n_stepped;
-	r = thpd_originals_store(d->runtime_dir, THPD_STEPPED_FILE, &s);
-	if (r < 0)
-		log_warn("Cannot write %s/" THPD_STEPPED_FILE
-			 ": %s; a restart after a crash would leave the host stepped down",
-			 d->runtime_dir, strerror(-r));
-}
-
-void thpd_stepped_forget(struct thpd *d)
-{
-	if (d->runtime_dir[0])
-		thpd_originals_forget(d->runtime_dir, THPD_STEPPED_FILE);
-}
-
-/* a crashed instance was stepped down: put back what its step-down replaced */
-static void stepped_recover(struct thpd *d)
-{
-	struct thpd_originals s;
-	char why[512], sizes[512];
-	int r;
-
-	if (!d->runtime_dir[0])
-		return;
-	r = thpd_originals_load(d->runtime_dir, THPD_STEPPED_FILE, &s);
-	if (r == -ENOENT)
-		return;
-	if (r < 0) {
-		log_warn("Ignoring %s/" THPD_STEPPED_FILE ": %s", d->runtime_dir, strerror(-r));
-		goto out;
-	}
-	restore_shmem_sizes(&s, sizes, sizeof(sizes));
-	r = thpd_apply_settings(s.have_enabled ? s.enabled : NULL, s.have_defrag ? s.defrag : NULL,
-				why, sizeof(why));
-	if (r < 0)
-		log_err("Failed to step up to enabled=%s defrag=%s: %s", s.enabled, s.defrag, why);
-	log_event(LOG_NOTICE, "step-up",
-		  "Restarted while stepped down: put back enabled=%s defrag=%s%s", s.enabled,
-		  s.defrag, sizes);
-out:
-	thpd_stepped_forget(d);
-}
-
-void thpd_restore(struct thpd *d)
-{
-	const struct thpd_originals *o = &d->originals;
-	char why[512], sizes[512];
-	int r;
-
-	if (!o->have_enabled && !o->have_defrag && !o->have_shmem && !o->n_sizes)
-		return;	/* never got as far as saving anything */
-	if (!d->cfg.restore_on_stop)
-		goto out;
-	restore_shmem_sizes(o, sizes, sizeof(sizes));
-	r = thpd_apply_settings(o->have_enabled ? o->enabled : NULL,
-				o->have_defrag ? o->defrag : NULL, why, sizeof(why));
-	if (r < 0)
-		log_err("Failed to restore enabled=%s defrag=%s: %s", o->enabled, o->defrag, why);
-	for (int k = 0; k < THPD_KH_N; k++) {
-		if (!o->have_kh[k] || !d->target.kh_set[k])
-			continue;
-		r = thp_khugepaged_write(thpd_kh_file(k), o->kh[k]);
-		if (r < 0)
-			log_err("Failed to restore khugepaged/%s=%" PRIu64 ": %s", thpd_kh_file(k),
-				o->kh[k], strerror(-r));
-	}
-	log_event(LOG_INFO, "restored", "Restored THP settings to enabled=%s defrag=%s%s",
-		  o->enabled, o->defrag, sizes);
-out:
-	thpd_originals_forget(d->runtime_dir, THPD_ORIGINALS_FILE);
-	thpd_stepped_forget(d);
 }
 
 /* ---- applying ---- */
@@ -443,49 +266,192 @@ int thpd_apply_settings(const char *enabled, const char *defrag, char *why, size
 	return r;
 }
 
-static void refresh_normal(struct thpd *d)
+/*
+ * v's enabled and defrag as one change (an RFC number as the number), where
+ * the kernel holds another value; 0 or -errno with why
+ */
+static int hold_pair(const struct thpd_target *v, char *why, size_t size)
 {
-	struct thp_state st;
+	char num[16], cur_e[16], cur_d[16];
+	bool same_e, same_d;
 
-	if (thp_state_read(&st) == 0) {
-		snprintf(d->normal_enabled, sizeof(d->normal_enabled), "%s",
-			 thp_enabled_name(st.enabled));
-		snprintf(d->normal_defrag, sizeof(d->normal_defrag), "%s", st.defrag);
-		d->kernel = st;
+	why[0] = '\0';
+	if (read_pair(cur_e, sizeof(cur_e), cur_d, sizeof(cur_d)) == 0) {
+		same_e = !v->enabled[0] || strcmp(cur_e, v->enabled) == 0;
+		same_d = !v->defrag[0] || strcmp(cur_d, v->defrag) == 0;
+		if (same_e && same_d)
+			return 0;
+		if (v->rfc < 0)
+			return thpd_apply_settings(same_e ? NULL : v->enabled, same_d ? NULL : v->defrag,
+						   why, size);
 	}
+	if (v->rfc >= 0) {
+		snprintf(num, sizeof(num), "%d", v->rfc);
+		return thpd_apply_settings(num, NULL, why, size);
+	}
+	return thpd_apply_settings(v->enabled, v->defrag, why, size);
 }
 
-static int apply_target(struct thpd *d)
+/*
+ * the khugepaged knobs of v where the kernel holds another value; 0 or the
+ * first -errno (its knob into failed, may be NULL)
+ */
+static int hold_khugepaged(const struct thpd_target *v, int *failed)
 {
-	const struct thpd_target *t = &d->target;
-	char why[512];
 	int r, ret = 0;
 
+	for (int k = 0; k < THPD_KH_N; k++) {
+		uint64_t cur;
+
+		if (!v->kh_set[k] || (thp_khugepaged_read(thpd_kh_file(k), &cur) == 0 && cur == v->kh[k]))
+			continue;
+		r = thp_khugepaged_write(thpd_kh_file(k), v->kh[k]);
+		if (r < 0) {
+			log_err("Failed to set khugepaged/%s=%" PRIu64 " (from the %s): %s",
+				thpd_kh_file(k), v->kh[k], v->kh_src[k] ? v->kh_src[k] : "-",
+				strerror(-r));
+			if (!ret && failed)
+				*failed = k;
+			ret = ret ? ret : r;
+		}
+	}
+	return ret;
+}
+
+int thpd_hold(struct thpd *d, const struct thpd_target *v, const char *what, char *wrote,
+	      size_t wsize)
+{
+	char why[512];
+	int r, ret;
+
+	if (wrote && wsize)
+		wrote[0] = '\0';
 	/*
 	 * shmem_enabled and the sizes first: their own values do not depend on
 	 * the top level, and every read of this change comes before its writes
 	 */
-	ret = apply_sizes(d);
-	r = thpd_apply_settings(t->mode, t->defrag, why, sizeof(why));
+	ret = hold_sizes(d, v, wrote, wsize);
+	r = hold_pair(v, why, sizeof(why));
 	if (r < 0) {
-		log_err("Failed to apply Mode=%s (from the %s), Defrag=%s (from the %s): %s",
-			t->mode[0] ? t->mode : "-", t->mode_src ? t->mode_src : "-",
-			t->defrag[0] ? t->defrag : "-", t->defrag_src ? t->defrag_src : "-", why);
+		log_err("Failed to %s enabled=%s (from the %s), defrag=%s (from the %s): %s", what,
+			v->enabled[0] ? v->enabled : "-", v->enabled_src ? v->enabled_src : "-",
+			v->defrag[0] ? v->defrag : "-", v->defrag_src ? v->defrag_src : "-", why);
 		ret = ret ? ret : r;
 	}
-	for (int k = 0; k < THPD_KH_N; k++) {
-		if (!t->kh_set[k])
-			continue;
-		r = thp_khugepaged_write(thpd_kh_file(k), t->kh_val[k]);
-		if (r < 0) {
-			log_err("Failed to set khugepaged/%s=%" PRIu64 " (from the %s): %s",
-				thpd_kh_file(k), t->kh_val[k], t->kh_src[k], strerror(-r));
-			if (!ret)
-				ret = r;
-		}
-	}
-	refresh_normal(d);
+	r = hold_khugepaged(v, NULL);
+	ret = ret ? ret : r;
+	thp_state_read(&d->kernel);
 	return ret;
+}
+
+void thpd_held(const struct thpd *d, struct thpd_target *v)
+{
+	thpd_machine_held(&d->machine, &d->cfg.adaptive, v);
+}
+
+/* $RUNTIME_DIRECTORY/handover, written by the package's postinst: true (and gone) when it was there */
+static bool handover_take(const struct thpd *d)
+{
+	char text[64];
+	int r;
+
+	if (!d->runtime_dir[0])
+		return false;
+	r = thpd_safe_read(d->runtime_dir, THPD_HANDOVER_FILE, text, sizeof(text));
+	if (r == -ENOENT)
+		return false;
+	thpd_safe_remove(d->runtime_dir, THPD_HANDOVER_FILE);
+	return r >= 0;
+}
+
+/* "mode=1 enabled=always defrag=madvise" */
+static void describe(char *buf, size_t size, const char *enabled, const char *defrag)
+{
+	int e = thp_enabled_from_name(enabled);
+
+	snprintf(buf, size, "mode=%s enabled=%s defrag=%s",
+		 e < 0 ? "?" : thp_rfc_mode((enum thp_enabled)e, defrag), enabled, defrag);
+}
+
+void thpd_act(struct thpd *d, enum thpd_action a, const struct thpd_target *before)
+{
+	char from[512], to[512], name[16];
+	struct thpd_target after;
+	struct thp_state st;
+	struct thp_model *m;
+	size_t fl, tl;
+
+	if (a == THPD_ACT_NONE)
+		return;
+	thpd_held(d, &after);
+	/* FROM= is what the kernel holds; TO= what it is to hold */
+	if (thp_state_read(&st) == 0)
+		describe(from, sizeof(from), thp_enabled_name(st.enabled), st.defrag);
+	else
+		snprintf(from, sizeof(from), "?");
+	describe(to, sizeof(to), after.enabled, after.defrag);
+	m = malloc(sizeof(*m));
+	if (m && thp_model_read(m) < 0) {
+		free(m);
+		m = NULL;
+	}
+	/* the sizes the step changes */
+	for (unsigned int i = 0; i < after.n_sizes; i++) {
+		const struct thpd_size_target *z = &after.sizes[i], *b = thpd_target_size(before, z->kib);
+		const struct thp_choice *c = m ? model_choice(m, THP_KNOB_SIZE_ENABLED, z->kib) : NULL;
+
+		if (!b || strcmp(b->enabled, z->enabled) == 0 || !c || !thp_choice_value(c))
+			continue;
+		thp_size_name(z->kib, name, sizeof(name));
+		fl = strlen(from);
+		tl = strlen(to);
+		if (fl < sizeof(from))
+			snprintf(from + fl, sizeof(from) - fl, " %s=%s", name, thp_choice_value(c));
+		if (tl < sizeof(to))
+			snprintf(to + tl, sizeof(to) - tl, " %s=%s", name, z->enabled);
+	}
+	free(m);
+	thpd_hold(d, &after, a == THPD_ACT_STEP_DOWN ? "step down to" : "step up to", NULL, 0);
+	thpd_logf(a == THPD_ACT_STEP_DOWN ? LOG_WARNING : LOG_NOTICE,
+		  &(const struct thpd_log_fields){
+			  .event = a == THPD_ACT_STEP_DOWN ? "step-down" : "step-up",
+			  .from = from, .to = to, .reason = d->machine.adaptive.reason },
+		  "%s: %s -> %s (%s; switch #%lu)",
+		  a == THPD_ACT_STEP_DOWN ? "Stepping down" : "Stepping up", from, to,
+		  d->machine.adaptive.reason, d->machine.adaptive.switches);
+}
+
+void thpd_stop(struct thpd *d)
+{
+	const struct thpd_originals *o = &d->originals;
+	bool was_down = d->machine.adaptive.state == THPD_ASTATE_STEPPED_DOWN;
+	enum thpd_stop how = d->cfg.restore_on_stop ? THPD_STOP_RESTORE : THPD_STOP_KEEP;
+	struct thpd_target before, v;
+	struct thp_state st;
+	char wrote[512];
+
+	if (!o->have_enabled && !o->have_defrag && !o->have_shmem && !o->n_sizes)
+		return;	/* never got as far as saving anything */
+	if (handover_take(d))
+		how = THPD_STOP_HANDOVER;
+	thpd_held(d, &before);
+	if (!thpd_machine_stop(&d->machine, how, o, &v)) {
+		if (thp_state_read(&st) < 0)
+			memset(&st, 0, sizeof(st));
+		log_event(LOG_INFO, "handover",
+			  "Stopping for a package upgrade: the host keeps enabled=%s defrag=%s; the next thpd takes over with the originals in %s/" THPD_ORIGINALS_FILE,
+			  thp_enabled_name(st.enabled), st.defrag[0] ? st.defrag : "?", d->runtime_dir);
+		return;
+	}
+	if (how == THPD_STOP_RESTORE) {
+		thpd_hold(d, &v, "restore", wrote, sizeof(wrote));
+		log_event(LOG_INFO, "restored", "Restored THP settings to enabled=%s defrag=%s%s",
+			  v.enabled, v.defrag, wrote);
+	} else if (was_down) {
+		/* RestoreOnStop=no leaves the target, not a step-down's values */
+		thpd_act(d, THPD_ACT_STEP_UP, &before);
+	}
+	thpd_originals_forget(d->runtime_dir, THPD_ORIGINALS_FILE);
 }
 
 static void report_diag(void *userdata, enum thpd_diag_level level, const char *file,
@@ -533,6 +499,12 @@ static void originals_init(struct thpd *d)
 {
 	int r = thpd_originals_load(d->runtime_dir, THPD_ORIGINALS_FILE, &d->originals);
 
+	if (d->runtime_dir[0]) {
+		/* an earlier thpd's record of a step-down: the target is computed now, not recovered */
+		thpd_safe_remove(d->runtime_dir, "stepped-down");
+		/* an upgrade's handover that no stop took (an older thpd stopped) */
+		thpd_safe_remove(d->runtime_dir, THPD_HANDOVER_FILE);
+	}
 	if (r == 0) {
 		log_info("Restarted: original settings from %s/" THPD_ORIGINALS_FILE
 			 " (enabled=%s defrag=%s)", d->runtime_dir, d->originals.enabled,
@@ -597,27 +569,35 @@ static int boot_params_known(bool known[N_BOOT_PARAMS])
 }
 
 /* a parameter on the command line that the running kernel ignored is ignored too */
-static void drop_unknown_boot_params(struct thpd_cmdline *cl)
+static void drop_unknown_boot_params(struct thp_cmdline *cl)
 {
-	char *val[N_BOOT_PARAMS] = { cl->anon, cl->shmem, cl->shmem_sizes };
+	bool set[N_BOOT_PARAMS] = { cl->anon_set, cl->shmem[0] != '\0', cl->shmem_sizes_set };
 	bool known[N_BOOT_PARAMS];
 
-	if (!cl->anon[0] && !cl->shmem[0] && !cl->shmem_sizes[0])
+	if (!set[0] && !set[1] && !set[2])
 		return;
 	if (boot_params_known(known) < 0)
 		return;
 	for (size_t i = 0; i < N_BOOT_PARAMS; i++) {
-		if (!val[i][0] || known[i])
+		if (!set[i] || known[i])
 			continue;
 		log_warn("Ignoring %s= on the kernel command line: this kernel does not take it (no %s in /proc/kallsyms)",
 			 boot_params[i].param, boot_params[i].handler);
-		val[i][0] = '\0';
+		if (i == 0) {
+			cl->anon_set = false;
+			memset(cl->anon, 0, sizeof(cl->anon));
+		} else if (i == 1) {
+			cl->shmem[0] = '\0';
+		} else {
+			cl->shmem_sizes_set = false;
+			memset(cl->shmem_sizes, 0, sizeof(cl->shmem_sizes));
+		}
 	}
 }
 
 static void boot_inputs_init(struct thpd *d)
 {
-	char cmdline[4096];
+	char cmdline[8192];
 	int r = thpd_persist_load(d->state_dir, &d->persist);
 
 	if (r == -EBADMSG)
@@ -626,22 +606,32 @@ static void boot_inputs_init(struct thpd *d)
 		log_warn("Cannot read %s/" THPD_STATE_FILE ": %s", d->state_dir, strerror(-r));
 	if (thp_read_file("/proc/cmdline", cmdline, sizeof(cmdline)) < 0)
 		cmdline[0] = '\0';
-	thpd_cmdline_parse(cmdline, &d->cmdline);
+	/* read as this kernel read it: ours takes the RFC numbers, a stock one does not */
+	if (thp_cmdline_parse(cmdline, d->kernel.has_mode_file ? THP_CMDLINE_NUMBERS : 0,
+			      &d->cmdline) < 0)
+		memset(&d->cmdline, 0, sizeof(d->cmdline));
 	drop_unknown_boot_params(&d->cmdline);
-	/* the kernel ignores a malformed one whole: so does thpd (a size it lacks included) */
-	if (d->cmdline.anon_bad)
-		log_warn("Ignoring a thp_anon= on the kernel command line that does not parse");
-	if (d->cmdline.shmem_sizes_bad)
-		log_warn("Ignoring a thp_shmem= on the kernel command line that does not parse");
+	for (int i = 0; i < THP_CMDLINE_N; i++)
+		if (d->cmdline.refused[i])
+			log_warn("Ignoring %u %s= on the kernel command line: the kernel refused %s whole",
+				 d->cmdline.refused[i], thp_cmdline_param_name((enum thp_cmdline_param)i),
+				 d->cmdline.refused[i] == 1 ? "it" : "each");
+	if (d->cmdline.for_init)
+		log_info("Ignoring %u THP parameter%s after \"--\" on the kernel command line: arguments for init, not the kernel",
+			 d->cmdline.for_init, d->cmdline.for_init == 1 ? "" : "s");
 }
 
 /* where the command line wins over the persisted state or the configuration, say so */
 static void log_cmdline_precedence(const struct thpd *d)
 {
-	const struct thpd_target *t = &d->target;
+	const struct thpd_target *t = &d->machine.target;
 	char name[16];
 
-	if (t->shmem_src && strcmp(t->shmem_src, "kernel command line") == 0 &&
+	if (t->enabled_src && strcmp(t->enabled_src, THPD_SRC_CMDLINE) == 0 &&
+	    (d->cfg.mode[0] || d->persist.enabled[0]))
+		log_info("transparent_hugepage=%s on the kernel command line takes precedence over Mode=%s",
+			 d->cmdline.thp, d->persist.enabled[0] ? d->persist.enabled : d->cfg.mode);
+	if (t->shmem_src && strcmp(t->shmem_src, THPD_SRC_CMDLINE) == 0 &&
 	    (d->persist.shmem[0] || d->cfg.shmem[0]))
 		log_info("transparent_hugepage_shmem=%s on the kernel command line takes precedence over Shmem=%s",
 			 t->shmem, d->persist.shmem[0] ? d->persist.shmem : d->cfg.shmem);
@@ -652,22 +642,30 @@ static void log_cmdline_precedence(const struct thpd *d)
 			thpd_persist_size((struct thpd_persist *)&d->persist, z->kib, false);
 
 		thp_size_name(z->kib, name, sizeof(name));
-		if (z->enabled_src && strcmp(z->enabled_src, "kernel command line") == 0 &&
+		if (z->enabled_src && strcmp(z->enabled_src, THPD_SRC_CMDLINE) == 0 &&
 		    ((p && p->enabled[0]) || (c && c->enabled[0])))
 			log_info("thp_anon= on the kernel command line sets %s to %s, over Enabled=%s of [Size %s]",
 				 name, z->enabled, p && p->enabled[0] ? p->enabled : c->enabled, name);
-		if (z->shmem_src && strcmp(z->shmem_src, "kernel command line") == 0 &&
+		if (z->shmem_src && strcmp(z->shmem_src, THPD_SRC_CMDLINE) == 0 &&
 		    ((p && p->shmem[0]) || (c && c->shmem[0])))
 			log_info("thp_shmem= on the kernel command line sets %s to %s, over Shmem=%s of [Size %s]",
 				 name, z->shmem, p && p->shmem[0] ? p->shmem : c->shmem, name);
 	}
 }
 
+static struct thpd_inputs inputs(const struct thpd *d, const struct thpd_persist *persist)
+{
+	return (struct thpd_inputs){ .cfg = &d->cfg, .persist = persist, .cmdline = &d->cmdline,
+				     .originals = &d->originals };
+}
+
 static int configure(struct thpd *d, bool starting)
 {
 	struct thpd_diag diag = { .report = report_diag };
 	struct thpd_config *cfg;
-	char msrc[64], dsrc[64];
+	struct thpd_inputs in;
+	struct thpd_target v;
+	char msrc[80], dsrc[80];
 	int r;
 
 	/* large: keep it off the stack */
@@ -697,38 +695,29 @@ static int configure(struct thpd *d, bool starting)
 		if (r < 0)
 			return r;
 		originals_init(d);
-		stepped_recover(d);
 		boot_inputs_init(d);
 	}
 
-	thpd_target_compute(&d->cfg, &d->persist, d->cmdline.thp, &d->target);
-	thpd_target_compute_sizes(&d->cfg, &d->persist, &d->cmdline, &d->target);
-	if (d->cmdline.thp[0] && d->cfg.honor_kernel_cmdline &&
-	    (d->cfg.mode[0] || d->persist.enabled[0]))
-		log_info("transparent_hugepage=%s on the kernel command line takes precedence over Mode=%s",
-			 d->cmdline.thp, d->persist.enabled[0] ? d->persist.enabled : d->cfg.mode);
+	/* start and reload alike: the target of the inputs, normal (a step-down ends) */
+	in = inputs(d, &d->persist);
+	thpd_machine_start(&d->machine, &in);
 	log_cmdline_precedence(d);
-	/* a reload while stepped down: the sizes go back before the target is applied */
-	thpd_sizes_step_up(d, NULL, 0, NULL, 0);
-	r = apply_target(d);
+	thpd_held(d, &v);
+	r = thpd_hold(d, &v, "apply", NULL, 0);
 	if (r < 0 && starting) {
 		log_err("Start-up self-check failed: the configured settings cannot be applied");
 		return r == -EINVAL ? -EIO : r;	/* -EINVAL means "bad configuration" */
 	}
 
-	thpd_adaptive_init(&d->adaptive);
-	thpd_stepped_forget(d);
 	if (d->event && d->on_configured)
 		d->on_configured(d);
 
-	snprintf(msrc, sizeof(msrc), d->target.mode_src ? "Mode from %s" : "Mode not set",
-		 d->target.mode_src);
-	snprintf(dsrc, sizeof(dsrc), d->target.defrag_src ? "Defrag from %s" : "Defrag not set",
-		 d->target.defrag_src);
+	snprintf(msrc, sizeof(msrc), "Mode from %s", v.enabled_src ? v.enabled_src : "nowhere");
+	snprintf(dsrc, sizeof(dsrc), "Defrag from %s", v.defrag_src ? v.defrag_src : "nowhere");
 	log_event(LOG_INFO, starting ? "started" : "reloaded",
 		  "%s: enabled=%s defrag=%s mode=%s (%s, %s), %u rule%s, adaptive %s",
-		  starting ? "Configuration applied" : "Configuration reloaded", d->normal_enabled,
-		  d->normal_defrag, d->kernel.mode, msrc, dsrc, d->cfg.n_rules,
+		  starting ? "Configuration applied" : "Configuration reloaded", v.enabled,
+		  v.defrag, d->kernel.mode, msrc, dsrc, d->cfg.n_rules,
 		  d->cfg.n_rules == 1 ? "" : "s", d->cfg.adaptive.enabled ? "on" : "off");
 	return r;
 }
@@ -750,76 +739,6 @@ int thpd_reload(struct thpd *d)
 
 /* ---- an administrator's change through the socket ---- */
 
-/* the persisted state is saved first; the host is changed only after that */
-static int change(struct thpd *d, const struct thpd_persist *next, const char *enabled,
-		  const char *defrag, const char *what, const char *value, char *why, size_t size)
-{
-	char from[40], state[PATH_MAX + 16], applied[256];
-	int r, r2;
-
-	snprintf(state, sizeof(state), "%s/" THPD_STATE_FILE, d->state_dir);
-	r = thpd_persist_save(d->state_dir, next);
-	if (r < 0) {
-		snprintf(why, size, "cannot save the setting in %s: %s; nothing was changed", state,
-			 strerror(-r));
-		log_err("Refused %s=%s: %s", what, value, why);
-		return r;
-	}
-	r = thpd_apply_settings(enabled, defrag, applied, sizeof(applied));
-	if (r < 0) {
-		/* the disk goes back to what the host and status still say */
-		r2 = thpd_persist_save(d->state_dir, &d->persist);
-		snprintf(why, size, "%s%s%s", applied, r2 < 0 ? "; restoring " : "",
-			 r2 < 0 ? state : "");
-		if (r2 < 0)
-			snprintf(why + strlen(why), size - strlen(why), " failed too: %s",
-				 strerror(-r2));
-		log_err("Failed to set %s=%s: %s", what, value, why);
-		refresh_normal(d);
-		return r;
-	}
-	snprintf(from, sizeof(from), "%s/%s", d->normal_enabled, d->normal_defrag);
-	d->persist = *next;
-	refresh_normal(d);
-	if (d->adaptive.state == THPD_ASTATE_STEPPED_DOWN) {
-		log_event(LOG_NOTICE, "override",
-			  "Administrator changed THP settings while stepped down; back to normal");
-		thpd_sizes_step_up(d, NULL, 0, NULL, 0);
-		thpd_stepped_forget(d);
-	}
-	d->adaptive.state = THPD_ASTATE_NORMAL;
-	thpd_logf(LOG_NOTICE, &(const struct thpd_log_fields){
-			.event = strcmp(what, "enabled") == 0 ? "set-enabled" : "set-defrag",
-			.from = from, .to = value, .reason = "socket request" },
-		  "%s set to %s through the socket (enabled/defrag was %s)", what, value, from);
-	return 0;
-}
-
-int thpd_set_enabled(struct thpd *d, const char *value, char *why, size_t size)
-{
-	struct thpd_persist next = d->persist;
-	struct thp_mode_req req;
-
-	why[0] = '\0';
-	if (thp_mode_parse(value, &req) < 0)
-		return -EINVAL;
-	snprintf(next.enabled, sizeof(next.enabled), "%s", thp_enabled_name(req.enabled));
-	if (req.defrag)
-		snprintf(next.defrag, sizeof(next.defrag), "%s", req.defrag);
-	return change(d, &next, value, NULL, "enabled", value, why, size);
-}
-
-int thpd_set_defrag(struct thpd *d, const char *value, char *why, size_t size)
-{
-	struct thpd_persist next = d->persist;
-
-	why[0] = '\0';
-	if (thp_defrag_valid(value) < 0)
-		return -EINVAL;
-	snprintf(next.defrag, sizeof(next.defrag), "%s", value);
-	return change(d, &next, NULL, value, "defrag", value, why, size);
-}
-
 /*
  * A change is saved before the host is written: next into the state file
  * (its path into state), or why it could not be and -errno
@@ -837,6 +756,155 @@ static int save_first(struct thpd *d, const struct thpd_persist *next, char *sta
 	return r;
 }
 
+/*
+ * A value the kernel command line sets wins over one set through the
+ * socket (PRECEDENCE in thpd(8)): such a change is refused, saying so,
+ * rather than saved and never held. -EBUSY with why, or 0.
+ */
+static int cmdline_holds(const struct thpd *d, const struct thpd_persist *next,
+			 enum thp_knob_id knob, const unsigned long *kibs, int n, char *why,
+			 size_t size)
+{
+	static const enum thp_cmdline_param param[THP_KNOB_COUNT] = {
+		[THP_KNOB_ENABLED] = THP_CMDLINE_THP,
+		[THP_KNOB_DEFRAG] = THP_CMDLINE_THP,
+		[THP_KNOB_SHMEM_ENABLED] = THP_CMDLINE_SHMEM,
+		[THP_KNOB_SIZE_ENABLED] = THP_CMDLINE_ANON,
+		[THP_KNOB_SIZE_SHMEM_ENABLED] = THP_CMDLINE_SHMEM_SIZES,
+	};
+	struct thpd_inputs in = inputs(d, next);
+	struct thpd_target t;
+	char file[64];
+
+	thpd_target_compute(&in, &t);
+	for (int i = 0; i < (n ? n : 1); i++) {
+		unsigned long kib = n ? kibs[i] : 0;
+		const struct thpd_size_target *z = kib ? thpd_target_size(&t, kib) : NULL;
+		const char *src = knob == THP_KNOB_ENABLED ? t.enabled_src :
+				  knob == THP_KNOB_DEFRAG ? t.defrag_src :
+				  knob == THP_KNOB_SHMEM_ENABLED ? t.shmem_src :
+				  !z ? NULL : knob == THP_KNOB_SIZE_ENABLED ? z->enabled_src : z->shmem_src;
+		const char *val = knob == THP_KNOB_ENABLED ? t.enabled :
+				  knob == THP_KNOB_DEFRAG ? t.defrag :
+				  knob == THP_KNOB_SHMEM_ENABLED ? t.shmem :
+				  !z ? "" : knob == THP_KNOB_SIZE_ENABLED ? z->enabled : z->shmem;
+
+		if (!src || strcmp(src, THPD_SRC_CMDLINE) != 0)
+			continue;
+		snprintf(why, size,
+			 "%s= on the kernel command line sets %s to %s, and takes precedence over a value set through thpd (HonorKernelCmdline=no in thpd.conf lets it through); nothing was changed",
+			 thp_cmdline_param_name(param[knob]), knob_file(knob, kib, file, sizeof(file)), val);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/*
+ * The persisted state becomes next (saved first), the machine takes the
+ * change (adaptive.h: one of a value a step-down holds ends it), and the
+ * host is made to hold what the machine says, enabled and defrag as one
+ * change: when that fails, the disk and the machine go back. what/value
+ * for the log (event: set-enabled, set-defrag, reset).
+ */
+static int change(struct thpd *d, const struct thpd_persist *next, enum thp_knob_id knob,
+		  const char *event, const char *what, const char *value, char *why, size_t size)
+{
+	char from[40], state[PATH_MAX + 16], applied[256];
+	struct thpd_machine old = d->machine;
+	struct thpd_inputs in = inputs(d, next);
+	struct thpd_target v;
+	bool ended;
+	int r, r2;
+
+	r = knob == THP_KNOB_COUNT ? 0 : cmdline_holds(d, next, knob, NULL, 0, why, size);
+	if (r == 0)
+		r = save_first(d, next, state, sizeof(state), why, size);
+	if (r < 0) {
+		log_err("Refused %s=%s: %s", what, value, why);
+		return r;
+	}
+	thpd_held(d, &v);
+	snprintf(from, sizeof(from), "%s/%s", v.enabled, v.defrag);
+	ended = thpd_machine_set(&d->machine, &in, true);
+	thpd_held(d, &v);
+	r = hold_pair(&v, applied, sizeof(applied));
+	if (r < 0) {
+		/* the disk and the machine go back to what the host and status still say */
+		d->machine = old;
+		r2 = thpd_persist_save(d->state_dir, &d->persist);
+		snprintf(why, size, "%s%s%s", applied, r2 < 0 ? "; restoring " : "",
+			 r2 < 0 ? state : "");
+		if (r2 < 0)
+			snprintf(why + strlen(why), size - strlen(why), " failed too: %s",
+				 strerror(-r2));
+		log_err("Failed to set %s=%s: %s", what, value, why);
+		thp_state_read(&d->kernel);
+		return r;
+	}
+	d->persist = *next;
+	if (ended)
+		log_event(LOG_NOTICE, "override",
+			  "Administrator changed THP settings while stepped down; back to normal");
+	/* the rest: the sizes a step-down held go back, the configuration's values are kept */
+	thpd_hold(d, &v, "set", NULL, 0);
+	if (knob == THP_KNOB_COUNT)
+		thpd_logf(LOG_NOTICE, &(const struct thpd_log_fields){
+				.event = event, .from = from, .to = "", .reason = "socket request" },
+			  "Forgot every value set through the socket (enabled/defrag was %s)", from);
+	else
+		thpd_logf(LOG_NOTICE, &(const struct thpd_log_fields){
+				.event = event, .from = from, .to = value, .reason = "socket request" },
+			  "%s set to %s through the socket (enabled/defrag was %s)", what, value, from);
+	return 0;
+}
+
+/* cmdline_holds(), logged */
+static bool change_refused(struct thpd *d, const struct thpd_persist *next, enum thp_knob_id knob,
+			   char *why, size_t size)
+{
+	if (cmdline_holds(d, next, knob, NULL, 0, why, size) == 0)
+		return false;
+	log_err("Refused a change through the socket: %s", why);
+	return true;
+}
+
+int thpd_set_enabled(struct thpd *d, const char *value, char *why, size_t size)
+{
+	struct thpd_persist next = d->persist;
+	struct thp_mode_req req;
+
+	why[0] = '\0';
+	if (thp_mode_parse(value, &req) < 0)
+		return -EINVAL;
+	snprintf(next.enabled, sizeof(next.enabled), "%s", thp_enabled_name(req.enabled));
+	if (req.defrag)
+		snprintf(next.defrag, sizeof(next.defrag), "%s", req.defrag);
+	/* a number sets defrag too: the command line may hold either */
+	if (req.defrag && change_refused(d, &next, THP_KNOB_DEFRAG, why, size))
+		return -EBUSY;
+	return change(d, &next, THP_KNOB_ENABLED, "set-enabled", "enabled", value, why, size);
+}
+
+int thpd_set_defrag(struct thpd *d, const char *value, char *why, size_t size)
+{
+	struct thpd_persist next = d->persist;
+
+	why[0] = '\0';
+	if (thp_defrag_valid(value) < 0)
+		return -EINVAL;
+	snprintf(next.defrag, sizeof(next.defrag), "%s", value);
+	return change(d, &next, THP_KNOB_DEFRAG, "set-defrag", "defrag", value, why, size);
+}
+
+int thpd_reset(struct thpd *d, char *why, size_t size)
+{
+	struct thpd_persist next;
+
+	why[0] = '\0';
+	memset(&next, 0, sizeof(next));
+	return change(d, &next, THP_KNOB_COUNT, "reset", "reset", "", why, size);
+}
+
 int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
 		  const unsigned long *kibs, int n, char *why, size_t size)
 {
@@ -845,6 +913,9 @@ int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
 	char old[THP_SIZES_MAX][16], file[64], state[PATH_MAX + 16], from[512] = "", to[512] = "";
 	char err[512];
 	struct thp_model *m;
+	struct thpd_inputs in;
+	struct thpd_target v;
+	bool ended;
 	int r = 0, r2, done = 0;
 
 	why[0] = '\0';
@@ -890,7 +961,10 @@ int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
 				 sizeof(z->enabled), "%s", value);
 		}
 	}
-	r = save_first(d, &next, state, sizeof(state), why, size);
+	r = cmdline_holds(d, &next, knob, knob == THP_KNOB_SHMEM_ENABLED ? NULL : kibs,
+			  knob == THP_KNOB_SHMEM_ENABLED ? 0 : n, why, size);
+	if (r == 0)
+		r = save_first(d, &next, state, sizeof(state), why, size);
 	if (r < 0)
 		goto out;
 	for (done = 0; done < n; done++) {
@@ -919,14 +993,15 @@ int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
 			 r2 < 0 ? " failed too" : "");
 		goto out;
 	}
+	in = inputs(d, &next);
+	ended = thpd_machine_set(&d->machine, &in, thpd_knob_stepped(knob));
 	d->persist = next;
-	/* the administrator's value wins over a step-down's */
-	for (int i = 0; i < n && knob == THP_KNOB_SIZE_ENABLED; i++)
-		for (unsigned int j = 0; j < d->n_stepped; j++)
-			if (d->stepped[j].kib == kibs[i])
-				d->stepped[j--] = d->stepped[--d->n_stepped];
-	if (d->adaptive.state == THPD_ASTATE_STEPPED_DOWN)
-		thpd_stepped_save(d);
+	if (ended)
+		log_event(LOG_NOTICE, "override",
+			  "Administrator changed THP settings while stepped down; back to normal");
+	/* what a step-down held goes back to the target; what was written stays */
+	thpd_held(d, &v);
+	thpd_hold(d, &v, "set", NULL, 0);
 	for (int i = 0; i < n; i++) {
 		knob_file(knob, kibs[i], file, sizeof(file));
 		if (strlen(to) < sizeof(to))
@@ -960,10 +1035,13 @@ int thpd_set_khugepaged(struct thpd *d, const bool set[THPD_KH_N],
 			const uint64_t val[THPD_KH_N], char *why, size_t size)
 {
 	struct thpd_persist next = d->persist;
+	struct thpd_machine old_machine = d->machine;
+	struct thpd_inputs in = inputs(d, &next);
+	struct thpd_target v;
 	uint64_t old[THPD_KH_N], min, max;
 	char state[PATH_MAX + 16], from[512] = "", to[512] = "";
 	unsigned long pages = pmd_pages();
-	int k, r = 0, n = 0;
+	int k, r = 0, n = 0, failed = 0;
 
 	why[0] = '\0';
 	/* every value is checked, and every old one read, before anything is saved or written */
@@ -1000,30 +1078,26 @@ int thpd_set_khugepaged(struct thpd *d, const bool set[THPD_KH_N],
 	r = save_first(d, &next, state, sizeof(state), why, size);
 	if (r < 0)
 		goto out;
-	for (k = 0; k < THPD_KH_N; k++)
-		if (set[k] && (r = thp_khugepaged_write(thpd_kh_file(k), val[k])) < 0)
-			break;
+	/* persisted state is an input of the target; a step-down does not hold khugepaged */
+	thpd_machine_set(&d->machine, &in, false);
+	thpd_held(d, &v);
+	r = hold_khugepaged(&v, &failed);
 	if (r < 0) {
-		/* one change: what was written goes back, and so does the disk */
+		/* one change: the machine, what was written and the disk go back */
 		int rb = 0, r2;
 
-		for (int j = 0; j < k; j++)
-			if (set[j] && thp_khugepaged_write(thpd_kh_file(j), old[j]) < 0)
+		d->machine = old_machine;
+		for (int j = 0; j < THPD_KH_N; j++)
+			if (set[j] && j != failed && thp_khugepaged_write(thpd_kh_file(j), old[j]) < 0)
 				rb = -EIO;
 		r2 = thpd_persist_save(d->state_dir, &d->persist);
-		snprintf(why, size, "writing khugepaged/%s failed: %s; %s%s%s%s", thpd_kh_file(k),
+		snprintf(why, size, "writing khugepaged/%s failed: %s; %s%s%s%s", thpd_kh_file(failed),
 			 strerror(-r), rb ? "rolling back failed too: the host may be left half-changed" :
 			 "nothing was changed", r2 < 0 ? "; restoring " : "", r2 < 0 ? state : "",
 			 r2 < 0 ? " failed too" : "");
 		goto out;
 	}
 	d->persist = next;
-	for (k = 0; k < THPD_KH_N; k++)
-		if (set[k]) {
-			d->target.kh_set[k] = true;
-			d->target.kh_val[k] = val[k];
-			d->target.kh_src[k] = "persisted state";
-		}
 	thpd_logf(LOG_NOTICE, &(const struct thpd_log_fields){
 			.event = "set-khugepaged", .from = from, .to = to, .reason = "socket request" },
 		  "khugepaged %s set through the socket (was %s)", to, from);

@@ -12,11 +12,8 @@
  *   pages_to_scan 4096
  * one "name value" per line, the name a file under THP_SYSFS_DIR (the
  * khugepaged knobs without their directory). Not to be confused with persist.h, which keeps
- * what an administrator asked for across reboots.
- *
- * The same format, in $RUNTIME_DIRECTORY/stepped-down, holds what an
- * adaptive step-down replaced (enabled, defrag and the sizes' enabled)
- * while thpd is stepped down, so that a restart after a crash steps up.
+ * what an administrator asked for across reboots. The originals are one
+ * input of thpd's target (precedence.h) and what a stop puts back.
  */
 #ifndef THPD_ORIGINALS_H
 #define THPD_ORIGINALS_H
@@ -28,7 +25,6 @@
 #include "thp.h"
 
 #define THPD_ORIGINALS_FILE "saved"
-#define THPD_STEPPED_FILE "stepped-down"
 
 struct thpd_original_size {
 	unsigned long kib;
@@ -58,7 +54,7 @@ char *thpd_originals_format(const struct thpd_originals *o);
  * knobs
  */
 void thpd_originals_read_kernel(struct thpd_originals *o);
-/* dir/name (THPD_ORIGINALS_FILE, THPD_STEPPED_FILE); -ENOENT when there is none */
+/* dir/name (THPD_ORIGINALS_FILE); -ENOENT when there is none */
 int thpd_originals_load(const char *dir, const char *name, struct thpd_originals *o);
 int thpd_originals_store(const char *dir, const char *name, const struct thpd_originals *o);
 /* a clean stop: the next start reads the kernel afresh */

@@ -2,7 +2,7 @@
 /*
  * The event sources of the adaptive machine (adaptive.c decides): a PSI
  * trigger on /proc/pressure/memory, a buddyinfo check timer and the
- * calm-period timer, and the step down / step up they lead to.
+ * calm-period timer; the machine (adaptive.h) decides, thpd_act() writes.
  */
 #include "pressure.h"
 
@@ -25,141 +25,19 @@ static uint64_t now_usec(void)
 	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
-static void describe(char *buf, size_t size, const char *enabled, const char *defrag)
+/* an event of the machine: what it held before, then what it says now is written (thpd_act) */
+static void feed(struct thpd *d, enum thpd_action (*ev)(struct thpd_adaptive *,
+							const struct thpd_adaptive_config *, uint64_t))
 {
-	int e = thp_enabled_from_name(enabled);
+	struct thpd_target before;
 
-	snprintf(buf, size, "mode=%s enabled=%s defrag=%s",
-		 e < 0 ? "?" : thp_rfc_mode((enum thp_enabled)e, defrag), enabled, defrag);
-}
-
-/* the word a size steps down to, or NULL when it stays */
-static const char *size_step_word(const struct thpd *d, const struct thp_size *s)
-{
-	const char *word = s->has_dir ?
-		thpd_adaptive_size_step(thp_choice_value(&s->enabled),
-					d->cfg.adaptive.step_down_enabled) : NULL;
-
-	return word && thp_choice_offers(&s->enabled, word) ? word : NULL;
-}
-
-/* the index of kib in d->stepped, or d->n_stepped */
-static unsigned int stepped_find(const struct thpd *d, unsigned long kib)
-{
-	unsigned int j;
-
-	for (j = 0; j < d->n_stepped && d->stepped[j].kib != kib; j++)
-		;
-	return j;
-}
-
-/*
- * Step every size whose own enabled is above StepDownMode= down to it,
- * remembering its word for the step up (saved with the normal pair before
- * anything is written); " 64K=always" per size into from and
- * " 64K=madvise" into to. 0 or the first failed write's -errno.
- */
-static int sizes_step_down(struct thpd *d, char *from, size_t fsize, char *to, size_t tsize)
-{
-	struct thp_model *m = malloc(sizeof(*m));
-	int r, ret = 0;
-
-	r = m ? thp_model_read(m) : -ENOMEM;
-	if (r < 0) {
-		log_err("Cannot read the THP controls to step the sizes down: %s", strerror(-r));
-		free(m);
-		thpd_stepped_save(d);
-		return r;
-	}
-	for (int i = 0; i < m->nsizes && m->per_size; i++) {
-		const struct thp_size *s = &m->size[i];
-		unsigned int j = stepped_find(d, s->kib);
-
-		/* stepped down twice (a reload in between): the first word is the normal one */
-		if (!size_step_word(d, s) || j < d->n_stepped || j == THP_SIZES_MAX)
-			continue;
-		d->stepped[j].kib = s->kib;
-		snprintf(d->stepped[j].enabled, sizeof(d->stepped[j].enabled), "%s",
-			 thp_choice_value(&s->enabled));
-		d->n_stepped++;
-	}
-	thpd_stepped_save(d);
-	for (int i = 0; i < m->nsizes && m->per_size; i++) {
-		const struct thp_size *s = &m->size[i];
-		const char *word = size_step_word(d, s);
-		char name[16], old[16];
-		unsigned int j;
-
-		if (!word)
-			continue;
-		snprintf(old, sizeof(old), "%s", thp_choice_value(&s->enabled));
-		r = thp_knob_set(m, THP_KNOB_SIZE_ENABLED, s->kib, word);
-		if (r < 0) {
-			log_err("Failed to step hugepages-%lukB/enabled down to %s: %s", s->kib, word,
-				strerror(-r));
-			ret = ret ? ret : r;
-			/* unchanged: nothing to put back */
-			j = stepped_find(d, s->kib);
-			if (j < d->n_stepped && strcmp(d->stepped[j].enabled, old) == 0)
-				d->stepped[j] = d->stepped[--d->n_stepped];
-			continue;
-		}
-		thp_size_name(s->kib, name, sizeof(name));
-		if (strlen(from) < fsize)
-			snprintf(from + strlen(from), fsize - strlen(from), " %s=%s", name, old);
-		if (strlen(to) < tsize)
-			snprintf(to + strlen(to), tsize - strlen(to), " %s=%s", name, word);
-	}
-	free(m);
-	return ret;
-}
-
-static void act(struct thpd *d, enum thpd_action a)
-{
-	const struct thpd_adaptive_config *cfg = &d->cfg.adaptive;
-	char from[512], to[512], to_enabled[16], to_defrag[16], why[512];
-	struct thp_state st;
-	int r, e;
-
-	if (a == THPD_ACT_NONE)
-		return;
-	if (thp_state_read(&st) < 0)
-		return;
-	describe(from, sizeof(from), thp_enabled_name(st.enabled), st.defrag);
-	if (a == THPD_ACT_STEP_DOWN) {
-		e = thp_enabled_from_name(d->normal_enabled);
-		if (e < 0 || (int)cfg->step_down_enabled < e)
-			e = (int)cfg->step_down_enabled;
-		snprintf(to_enabled, sizeof(to_enabled), "%s", thp_enabled_name((enum thp_enabled)e));
-		snprintf(to_defrag, sizeof(to_defrag), "%s",
-			 cfg->step_down_defrag[0] ? cfg->step_down_defrag : d->normal_defrag);
-	} else {
-		snprintf(to_enabled, sizeof(to_enabled), "%s", d->normal_enabled);
-		snprintf(to_defrag, sizeof(to_defrag), "%s", d->normal_defrag);
-	}
-	describe(to, sizeof(to), to_enabled, to_defrag);
-	/* the sizes that are on by their own value step with the top level */
-	if (a == THPD_ACT_STEP_DOWN)
-		sizes_step_down(d, from, sizeof(from), to, sizeof(to));
-	else
-		thpd_sizes_step_up(d, from, sizeof(from), to, sizeof(to));
-	r = thpd_apply_settings(to_enabled, to_defrag, why, sizeof(why));
-	if (r < 0)
-		log_err("Failed to %s: %s", a == THPD_ACT_STEP_DOWN ? "step down" : "step up", why);
-	if (a == THPD_ACT_STEP_UP)
-		thpd_stepped_forget(d);
-	thpd_logf(a == THPD_ACT_STEP_DOWN ? LOG_WARNING : LOG_NOTICE,
-		  &(const struct thpd_log_fields){
-			  .event = a == THPD_ACT_STEP_DOWN ? "step-down" : "step-up",
-			  .from = from, .to = to, .reason = d->adaptive.reason },
-		  "%s: %s -> %s (%s; switch #%lu)",
-		  a == THPD_ACT_STEP_DOWN ? "Stepping down" : "Stepping up", from, to,
-		  d->adaptive.reason, d->adaptive.switches);
+	thpd_held(d, &before);
+	thpd_act(d, ev(&d->machine.adaptive, &d->cfg.adaptive, now_usec()), &before);
 }
 
 static void arm_calm(struct thpd *d)
 {
-	uint64_t t = thpd_adaptive_deadline(&d->adaptive, &d->cfg.adaptive);
+	uint64_t t = thpd_adaptive_deadline(&d->machine.adaptive, &d->cfg.adaptive);
 
 	if (!d->calm_src)
 		return;
@@ -181,7 +59,7 @@ static int on_psi(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 		sd_event_source_set_enabled(s, SD_EVENT_OFF);
 		return 0;
 	}
-	act(d, thpd_adaptive_pressure(&d->adaptive, &d->cfg.adaptive, now_usec()));
+	feed(d, thpd_adaptive_pressure);
 	arm_calm(d);
 	return 0;
 }
@@ -189,6 +67,7 @@ static int on_psi(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 static int on_check(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	struct thpd *d = userdata;
+	struct thpd_target before;
 	long blocks;
 
 	(void)usec;
@@ -199,9 +78,11 @@ static int on_check(sd_event_source *s, uint64_t usec, void *userdata)
 				strerror((int)-blocks));
 			return sd_event_source_set_enabled(s, SD_EVENT_OFF);
 		}
-		act(d, thpd_adaptive_blocks(&d->adaptive, &d->cfg.adaptive, blocks, now_usec()));
+		thpd_held(d, &before);
+		thpd_act(d, thpd_adaptive_blocks(&d->machine.adaptive, &d->cfg.adaptive, blocks,
+						 now_usec()), &before);
 	} else {
-		act(d, thpd_adaptive_tick(&d->adaptive, &d->cfg.adaptive, now_usec()));
+		feed(d, thpd_adaptive_tick);
 	}
 	arm_calm(d);
 	sd_event_source_set_time_relative(s, d->cfg.adaptive.check_interval_usec);
@@ -214,7 +95,7 @@ static int on_calm(sd_event_source *s, uint64_t usec, void *userdata)
 
 	(void)s;
 	(void)usec;
-	act(d, thpd_adaptive_tick(&d->adaptive, &d->cfg.adaptive, now_usec()));
+	feed(d, thpd_adaptive_tick);
 	arm_calm(d);
 	return 0;
 }
@@ -292,9 +173,4 @@ void thpd_pressure_close(struct thpd *d)
 	if (d->psi_fd >= 0)
 		close(d->psi_fd);
 	d->psi_fd = -1;
-}
-
-void thpd_pressure_stop(struct thpd *d)
-{
-	act(d, thpd_adaptive_stop(&d->adaptive));
 }

@@ -9,7 +9,4 @@
 int thpd_pressure_open(struct thpd *d);
 void thpd_pressure_close(struct thpd *d);
 
-/* on a stop that leaves the settings (RestoreOnStop=no): step up if stepped down */
-void thpd_pressure_stop(struct thpd *d);
-
 #endif

@@ -3,7 +3,7 @@
  * The socket server (docs/abi.md, "thpd socket protocol"): AF_UNIX
  * SOCK_SEQPACKET, one JSON object per message of at most THP_MSG_MAX bytes.
  * Callers are identified with SO_PEERCRED: anyone may ping and status,
- * enable/defrag/shmem/khugepaged need uid 0 or AdminGroup= membership,
+ * enable/defrag/shmem/khugepaged/reset need uid 0 or AdminGroup= membership,
  * reload needs uid 0.
  * A request larger than THP_MSG_MAX gets an error reply and the connection
  * is closed; anything else wrong gets an error reply and the connection
@@ -137,26 +137,85 @@ static struct json_object *state_reply(struct thpd *d)
 	return o;
 }
 
+/* file: {"value": word or number, "source": where it came from} */
+static void add_value(struct json_object *o, const char *file, struct json_object *value,
+		      const char *src)
+{
+	struct json_object *v = json_object_new_object();
+
+	json_object_object_add(v, "value", value);
+	add_str(v, "source", src);
+	json_object_object_add(o, file, v);
+}
+
+/*
+ * The values of t by sysfs file (relative to the THP directory), as
+ * docs/abi.md says; with base, only those that differ from base's
+ */
+static struct json_object *values_json(const struct thpd_target *t, const struct thpd_target *base)
+{
+	struct json_object *o = json_object_new_object();
+	char file[64];
+
+#define DIFFERS(field) (!base || strcmp(t->field, base->field) != 0)
+	if (t->enabled[0] && DIFFERS(enabled))
+		add_value(o, "enabled", json_object_new_string(t->enabled), t->enabled_src);
+	if (t->defrag[0] && DIFFERS(defrag))
+		add_value(o, "defrag", json_object_new_string(t->defrag), t->defrag_src);
+	if (t->shmem[0] && DIFFERS(shmem))
+		add_value(o, "shmem_enabled", json_object_new_string(t->shmem), t->shmem_src);
+#undef DIFFERS
+	for (unsigned int i = 0; i < t->n_sizes; i++) {
+		const struct thpd_size_target *z = &t->sizes[i];
+		const struct thpd_size_target *b = base ? thpd_target_size(base, z->kib) : NULL;
+
+		snprintf(file, sizeof(file), "hugepages-%lukB/enabled", z->kib);
+		if (z->enabled[0] && (!base || !b || strcmp(z->enabled, b->enabled) != 0))
+			add_value(o, file, json_object_new_string(z->enabled), z->enabled_src);
+		snprintf(file, sizeof(file), "hugepages-%lukB/shmem_enabled", z->kib);
+		if (z->shmem[0] && (!base || !b || strcmp(z->shmem, b->shmem) != 0))
+			add_value(o, file, json_object_new_string(z->shmem), z->shmem_src);
+	}
+	for (int k = 0; k < THPD_KH_N; k++) {
+		if (!t->kh_set[k] || (base && base->kh_set[k] && base->kh[k] == t->kh[k]))
+			continue;
+		snprintf(file, sizeof(file), "khugepaged/%s", thpd_kh_file(k));
+		add_value(o, file, json_object_new_uint64(t->kh[k]), t->kh_src[k]);
+	}
+	return o;
+}
+
 static struct json_object *cmd_status(struct thpd *d)
 {
 	struct json_object *o = state_reply(d), *a, *p, *k, *okv;
+	const struct thpd_target *t = &d->machine.target;
+	struct thpd_target held;
 
 	if (!json_object_object_get_ex(o, "ok", &okv) || !json_object_get_boolean(okv))
 		return o;
 	add_str(o, "version", THP_VERSION);
+	thpd_held(d, &held);
 	a = json_object_new_object();
 	json_object_object_add(a, "enabled", json_object_new_boolean(d->cfg.adaptive.enabled));
-	add_str(a, "state", thpd_astate_name(d->adaptive.state));
-	json_object_object_add(a, "switches", json_object_new_int64((int64_t)d->adaptive.switches));
-	json_object_object_add(a, "reason", json_object_new_string(d->adaptive.reason));
+	add_str(a, "state", thpd_astate_name(d->machine.adaptive.state));
+	json_object_object_add(a, "switches",
+			       json_object_new_int64((int64_t)d->machine.adaptive.switches));
+	json_object_object_add(a, "reason", json_object_new_string(d->machine.adaptive.reason));
 	/* each size the step-down changed and the word it goes back to */
 	p = json_object_new_object();
-	for (unsigned int i = 0; i < d->n_stepped && p; i++) {
+	for (unsigned int i = 0; i < held.n_sizes && p; i++) {
+		const struct thpd_size_target *z = &held.sizes[i], *b = thpd_target_size(t, z->kib);
 		char name[16];
 
-		add_str(p, thp_size_name(d->stepped[i].kib, name, sizeof(name)), d->stepped[i].enabled);
+		if (b && strcmp(z->enabled, b->enabled) != 0)
+			add_str(p, thp_size_name(z->kib, name, sizeof(name)), b->enabled);
 	}
 	json_object_object_add(a, "stepped_sizes", p);
+	/* what thpd wants the host to hold, and the step-down on top of it (null: none) */
+	json_object_object_add(o, "target", values_json(t, NULL));
+	json_object_object_add(o, "overlay",
+			       d->machine.adaptive.state == THPD_ASTATE_STEPPED_DOWN ?
+			       values_json(&held, t) : NULL);
 	json_object_object_add(o, "adaptive", a);
 	json_object_object_add(o, "rules", json_object_new_int((int)d->cfg.n_rules));
 	json_object_object_add(o, "rules_applied", json_object_new_int64((int64_t)d->rules_applied));
@@ -346,6 +405,21 @@ static struct json_object *cmd_set(struct thpd *d, const struct thpd_peer *peer,
 	return state_reply(d);
 }
 
+/* forget what an administrator set: the target of the command line, configuration, originals */
+static struct json_object *cmd_reset(struct thpd *d, const struct thpd_peer *peer)
+{
+	struct json_object *refused = refuse_change(d, peer, "reset");
+	char why[1024];
+	int r;
+
+	if (refused)
+		return refused;
+	r = thpd_reset(d, why, sizeof(why));
+	if (r < 0)
+		return error_reply(r, "%s", why);
+	return state_reply(d);
+}
+
 struct json_object *thpd_handle_request(struct thpd *d, const struct thpd_peer *peer,
 					struct json_object *req)
 {
@@ -391,6 +465,8 @@ struct json_object *thpd_handle_request(struct thpd *d, const struct thpd_peer *
 		return cmd_set(d, peer, cmd, req);
 	if (takes_set)
 		return cmd_khugepaged(d, peer, req);
+	if (strcmp(cmd, "reset") == 0)
+		return cmd_reset(d, peer);
 	if (strcmp(cmd, "reload") == 0) {
 		if (peer->uid != 0)
 			return error_reply(EPERM, "permission denied: 'reload' needs root");

@@ -270,7 +270,7 @@ static int run(const struct options *o)
 
 	thpd_log_started();
 	sd_notifyf(0, "READY=1\nSTATUS=enabled=%s defrag=%s, %u rules, adaptive %s",
-		   d.normal_enabled, d.normal_defrag, d.cfg.n_rules,
+		   thp_enabled_name(d.kernel.enabled), d.kernel.defrag, d.cfg.n_rules,
 		   d.cfg.adaptive.enabled ? "on" : "off");
 	r = sd_event_loop(d.event);
 	ret = r < 0 ? THPD_EXIT_FAILURE : THPD_EXIT_OK;
@@ -278,10 +278,8 @@ static int run(const struct options *o)
 		log_err("Event loop failed: %s", strerror(-r));
 restore:
 	teardown(&d);
-	/* leaving thpd's settings: the normal ones, not a step-down's */
-	if (!d.cfg.restore_on_stop)
-		thpd_pressure_stop(&d);
-	thpd_restore(&d);
+	/* the originals back, the target without a step-down, or nothing for an upgrade */
+	thpd_stop(&d);
 out:
 	teardown(&d);
 	sd_event_unref(d.event);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * thpd's state and its lifecycle (lifecycle.c): start, reload, the
- * administrator's changes, restore on stop. The event sources (pressure.c,
- * exec-events.c) and the socket server (server.c) call into this; it never
- * calls them: what must happen to the sources after a (re)configuration is
- * the on_configured callback that main wires in.
+ * administrator's changes, the stop. What the host should hold after each
+ * is the state machine's (adaptive.h); lifecycle.c writes it. The event
+ * sources (pressure.c, exec-events.c) and the socket server (server.c) call
+ * into this; it never calls them: what must happen to the sources after a
+ * (re)configuration is the on_configured callback that main wires in.
  */
 #ifndef THPD_H
 #define THPD_H
@@ -46,17 +47,8 @@ struct thpd {
 	struct thpd_persist persist;
 	struct thpd_originals originals;
 	struct thp_state kernel;	/* features, refreshed on status */
-	struct thpd_cmdline cmdline;	/* the THP parameters of the kernel command line */
-	struct thpd_target target;
-	char normal_enabled[16];	/* state after applying the target */
-	char normal_defrag[16];
-	struct thpd_adaptive adaptive;
-	/* sizes the adaptive step-down changed, and the word each goes back to */
-	unsigned int n_stepped;
-	struct {
-		unsigned long kib;
-		char enabled[16];
-	} stepped[THP_SIZES_MAX];
+	struct thp_cmdline cmdline;	/* the THP parameters the kernel took at boot */
+	struct thpd_machine machine;	/* the target and the adaptive state (adaptive.h) */
 
 	/* socket server (server.c) */
 	int listen_fd;
@@ -80,8 +72,9 @@ struct thpd {
 
 /*
  * Start: configuration, self-check, the host's originals, persisted state,
- * the kernel command line, apply. -EINVAL: configuration unusable; other
- * -errno: the self-check or applying failed (both logged).
+ * the kernel command line, then the host is made to hold the target.
+ * -EINVAL: configuration unusable; other -errno: the self-check or
+ * applying failed (both logged).
  */
 int thpd_start(struct thpd *d);
 /*
@@ -94,26 +87,12 @@ int thpd_reload(struct thpd *d);
  * An administrator's change through the socket: the persisted state is
  * saved first, then the host is changed (as one change, see below); when
  * either fails the saved state goes back, so disk, host and status agree.
+ * A change of a value a step-down holds ends the step-down (adaptive.h).
  * -EINVAL with why "" for an invalid value; other failures say in why
  * what failed and what the host was left in.
  */
 int thpd_set_enabled(struct thpd *d, const char *value, char *why, size_t size);
 int thpd_set_defrag(struct thpd *d, const char *value, char *why, size_t size);
-/*
- * The khugepaged settings set[] marks (the kernel's limits checked first,
- * -EINVAL with why), persisted, then written as one change (a failed write
- * puts back what was written and the saved state); from then on part of
- * the target. 0 or -errno with why.
- */
-int thpd_set_khugepaged(struct thpd *d, const bool set[THPD_KH_N],
-			const uint64_t val[THPD_KH_N], char *why, size_t size);
-/*
- * Write enabled (a thp_mode_parse() word or number; NULL or "": leave) and
- * defrag (NULL or "": leave) as one change: when a write fails, what was
- * written before it is written back. 0, or -errno with why saying which
- * file failed and whether the host was rolled back.
- */
-int thpd_apply_settings(const char *enabled, const char *defrag, char *why, size_t size);
 /*
  * The same for shmem_enabled (knob THP_KNOB_SHMEM_ENABLED, n 0) or the
  * enabled/shmem_enabled of n sizes (THP_KNOB_SIZE_ENABLED,
@@ -125,23 +104,52 @@ int thpd_apply_settings(const char *enabled, const char *defrag, char *why, size
 int thpd_set_knob(struct thpd *d, enum thp_knob_id knob, const char *value,
 		  const unsigned long *kibs, int n, char *why, size_t size);
 /*
- * Put the sizes the adaptive step-down changed back to their words (step
- * up, an administrator's change, reload); from/to (may be NULL) get
- * " 64K=madvise" per size for the log. 0 or the first write's -errno.
+ * The khugepaged settings set[] marks (the kernel's limits checked first,
+ * -EINVAL with why): persisted, then the host made to hold the new target
+ * (a failed write puts back the saved state and the host). From then on
+ * they are part of the target at the rank of persisted state
+ * (precedence.h). 0 or -errno with why.
  */
-int thpd_sizes_step_up(struct thpd *d, char *from, size_t fsize, char *to, size_t tsize);
+int thpd_set_khugepaged(struct thpd *d, const bool set[THPD_KH_N],
+			const uint64_t val[THPD_KH_N], char *why, size_t size);
 /*
- * While stepped down, $RUNTIME_DIRECTORY/stepped-down holds the normal
- * enabled/defrag and the stepped sizes' words (saved before a step-down
- * writes, forgotten once the host is back to normal), so that a restart
- * after a crash steps up first.
+ * Forget every value an administrator set (the socket's reset, thpctl
+ * reset): the persisted state is emptied, and the host holds the target of
+ * the command line, the configuration and its originals. A step-down ends.
  */
-void thpd_stepped_save(struct thpd *d);
-void thpd_stepped_forget(struct thpd *d);
+int thpd_reset(struct thpd *d, char *why, size_t size);
 /*
- * on stop: put back what the host had (RestoreOnStop=yes; with no,
- * thpd_pressure_stop() has stepped up first); forget the originals
+ * Write enabled (a thp_mode_parse() word or number; NULL or "": leave) and
+ * defrag (NULL or "": leave) as one change: when a write fails, what was
+ * written before it is written back. 0, or -errno with why saying which
+ * file failed and whether the host was rolled back.
  */
-void thpd_restore(struct thpd *d);
+int thpd_apply_settings(const char *enabled, const char *defrag, char *why, size_t size);
+/*
+ * Make the host hold v: shmem_enabled and the sizes, then enabled and
+ * defrag as one change, then the khugepaged knobs; only what differs is
+ * written, a size or knob the kernel lacks is a warning. what names the
+ * occasion in messages; wrote (may be NULL) gets " file=word" for each
+ * shmem_enabled and size written. 0 or the first failure's -errno (logged).
+ */
+int thpd_hold(struct thpd *d, const struct thpd_target *v, const char *what, char *wrote,
+	      size_t wsize);
+/*
+ * The machine acted (a step down or up; before: what the host held): make
+ * the host hold what it holds now, logged with FROM= (the kernel's values),
+ * TO= and REASON=
+ */
+void thpd_act(struct thpd *d, enum thpd_action a, const struct thpd_target *before);
+/* what the host should hold now: the target, with the overlay while stepped down */
+void thpd_held(const struct thpd *d, struct thpd_target *v);
+/*
+ * on stop: put back what the host had (RestoreOnStop=yes), or leave the
+ * target (no; stepping up first); nothing when a package upgrade hands the
+ * host over to the next thpd ($RUNTIME_DIRECTORY/handover, thpd(8)); then
+ * forget the originals unless handing over
+ */
+void thpd_stop(struct thpd *d);
+
+#define THPD_HANDOVER_FILE "handover"
 
 #endif

@@ -90,11 +90,16 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	d.config_path = "/nonexistent/thpd.conf";
 	snprintf(d.state_dir, sizeof(d.state_dir), "%s", state);
 	thpd_config_defaults(&d.cfg);
-	thpd_adaptive_init(&d.adaptive);
-	snprintf(d.normal_enabled, sizeof(d.normal_enabled), "madvise");
-	snprintf(d.normal_defrag, sizeof(d.normal_defrag), "madvise");
 	if (thp_state_read(&d.kernel) < 0)
 		abort();
+	/* the target of this tree: its originals, nothing configured */
+	thpd_originals_read_kernel(&d.originals);
+	{
+		struct thpd_inputs in = { .cfg = &d.cfg, .persist = &d.persist, .cmdline = &d.cmdline,
+					  .originals = &d.originals };
+
+		thpd_machine_start(&d.machine, &in);
+	}
 	return 0;
 }
 

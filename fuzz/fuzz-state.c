@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libFuzzer target: the other text thpd reads from outside — its persisted
- * state file (daemon/persist.c), /proc/cmdline (transparent_hugepage=,
- * transparent_hugepage_shmem=, thp_anon=, thp_shmem=, in
- * daemon/precedence.c) and /proc/PID/cgroup (daemon/rules.c).
+ * state file (daemon/persist.c) and /proc/PID/cgroup (daemon/rules.c);
+ * /proc/cmdline has a target of its own (fuzz-cmdline.c).
  *
  * Properties: a state file parses to valid words or to -EBADMSG with an
  * empty result, and what thpd writes (thpd_persist_format) parses back to
- * the same state (sizes and shmem_enabled included); the cmdline and
- * cgroup parsers return 0 with a NUL-terminated value that occurs in the
- * input, or a documented error; what thp_anon=/thp_shmem= give a size is a
- * word of that knob.
+ * the same state (sizes and shmem_enabled included); the cgroup parser
+ * returns 0 with a NUL-terminated value that occurs in the input, or a
+ * documented error.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -18,7 +16,6 @@
 #include <string.h>
 
 #include "persist.h"
-#include "precedence.h"
 #include "rules.h"
 #include "thp.h"
 
@@ -49,29 +46,6 @@ static void check_persist(const char *text)
 	free(fmt);
 }
 
-static void check_cmdline(const char *text)
-{
-	struct thpd_cmdline cl;
-	char w[16];
-
-	thpd_cmdline_parse(text, &cl);
-	if (!memchr(cl.anon, '\0', sizeof(cl.anon)) || !memchr(cl.shmem_sizes, '\0', sizeof(cl.shmem_sizes)))
-		abort();
-	if (cl.shmem[0] && !thp_knob_word_known(THP_KNOB_SHMEM_ENABLED, cl.shmem))
-		abort();
-	for (unsigned long kib = 8; kib <= 1024UL * 1024; kib <<= 1) {
-		if (cl.anon[0] && thpd_cmdline_size_word(cl.anon, THP_KNOB_SIZE_ENABLED, kib, w, sizeof(w)) == 0 &&
-		    !thp_knob_word_known(THP_KNOB_SIZE_ENABLED, w))
-			abort();
-		if (cl.shmem_sizes[0] &&
-		    thpd_cmdline_size_word(cl.shmem_sizes, THP_KNOB_SIZE_SHMEM_ENABLED, kib, w, sizeof(w)) == 0 &&
-		    !thp_knob_word_known(THP_KNOB_SIZE_SHMEM_ENABLED, w))
-			abort();
-	}
-	/* the whole input as one value */
-	(void)thpd_cmdline_sizes_valid(text, THP_KNOB_SIZE_ENABLED);
-}
-
 static void check_value(const char *text, int r, const char *out, size_t size)
 {
 	if (r != 0)
@@ -84,7 +58,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	char *text, out[16], cg[256];
+	char *text, cg[256];
 	int r;
 
 	text = malloc(size + 1);
@@ -94,13 +68,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	text[size] = '\0';
 
 	check_persist(text);
-
-	memset(out, 'Z', sizeof(out));
-	r = thpd_cmdline_thp(text, out, sizeof(out));
-	if (r != 0 && r != -ENOENT)
-		abort();
-	check_value(text, r, out, sizeof(out));
-	check_cmdline(text);
 
 	memset(cg, 'Z', sizeof(cg));
 	r = thpd_cgroup_parse(text, cg, sizeof(cg));

@@ -244,6 +244,89 @@ int thp_knob_set(struct thp_model *m, enum thp_knob_id knob, unsigned long kib,
 /* make word the current one of c (after a write); -EINVAL if c does not list it */
 int thp_choice_set(struct thp_choice *c, const char *word);
 
+/*
+ * --- the kernel command line (lib/thp-cmdline.c) ---
+ *
+ * The THP parameters of /proc/cmdline, read exactly as the kernel reads
+ * them at boot: words split as lib/cmdline.c next_arg() splits them (a
+ * quoted value is one word and loses its quotes; a parameter inside
+ * another's quoted value is not a parameter), nothing after "--" (init's
+ * arguments), '-' and '_' alike in names, each parameter checked by its
+ * kernel handler and ignored whole when that refuses it (a later valid one
+ * of the same name still counts; thp_anon= and thp_shmem= add to the
+ * earlier ones). Sizes as memparse() reads them (hex, octal, K/M/G), on
+ * x86-64's 4 KiB pages: thp_anon= takes 16K to 2M, thp_shmem= 8K to 2M.
+ * Whether the running kernel has a handler at all is the caller's to find.
+ */
+#define THP_CMDLINE_ORDERS 19	/* orders 0..18: 4K to 1G */
+#define THP_CMDLINE_WORD 16
+/* transparent_hugepage= takes the RFC numbers 0/1/2 (the kernel with the series) */
+#define THP_CMDLINE_NUMBERS (1u << 0)
+
+enum thp_cmdline_param {
+	THP_CMDLINE_THP,		/* transparent_hugepage= */
+	THP_CMDLINE_SHMEM,		/* transparent_hugepage_shmem= (6.14+) */
+	THP_CMDLINE_ANON,		/* thp_anon= (6.9+) */
+	THP_CMDLINE_SHMEM_SIZES,	/* thp_shmem= (6.14+) */
+	THP_CMDLINE_N
+};
+
+struct thp_cmdline {
+	char thp[THP_CMDLINE_WORD];	/* the value the kernel took, "" */
+	char shmem[THP_CMDLINE_WORD];
+	bool anon_set;			/* a thp_anon= was taken: sizes it names none of are never */
+	char anon[THP_CMDLINE_ORDERS][THP_CMDLINE_WORD];	/* per order, "" = not named */
+	bool shmem_sizes_set;
+	char shmem_sizes[THP_CMDLINE_ORDERS][THP_CMDLINE_WORD];
+	unsigned int refused[THP_CMDLINE_N];	/* occurrences the kernel ignored */
+	unsigned int for_init;		/* THP parameters after "--": init's, not the kernel's */
+};
+
+/* parse /proc/cmdline text (a trailing "\n" is the file's, not the line's); 0 or -ENOMEM */
+int thp_cmdline_parse(const char *text, unsigned int flags, struct thp_cmdline *cl);
+/*
+ * the word thp_anon= (THP_KNOB_SIZE_ENABLED) or thp_shmem=
+ * (THP_KNOB_SIZE_SHMEM_ENABLED) gives the size kib, NULL when none names it
+ */
+const char *thp_cmdline_size_word(const struct thp_cmdline *cl, enum thp_knob_id knob,
+				  unsigned long kib);
+/*
+ * What the kernel took, as the kernel command line that says just that
+ * ("transparent_hugepage=never thp_anon=16K:always;2M:inherit", and
+ * transparent_hugepage_shmem=, thp_shmem= likewise), then what it did not:
+ * " refused=thp_anon:1" (occurrences refused whole), " for_init=1"; "-"
+ * when the line sets nothing. For tests and messages.
+ */
+const char *thp_cmdline_format(const struct thp_cmdline *cl, char *buf, size_t size);
+/* "transparent_hugepage", "transparent_hugepage_shmem", "thp_anon", "thp_shmem" */
+const char *thp_cmdline_param_name(enum thp_cmdline_param p);
+
+/*
+ * The values the kernel boots with, as far as they can be known (thpctl
+ * reset without thpd, thpctl(1) BOOT DEFAULTS): from what its command line
+ * set (cl), its build configuration (kconfig: the text of
+ * /boot/config-<release>, NULL when unknown) and its memory (memtotal_kib:
+ * MemTotal, 0 when unknown; below 512 MiB the kernel turns THP off at
+ * boot). Each value says where it comes from; "" where it cannot be known
+ * (enabled without a command line value or kconfig, shmem_enabled without
+ * kconfig). khugepaged's knobs are not among them.
+ */
+struct thp_boot {
+	char enabled[THP_CMDLINE_WORD];
+	const char *enabled_why;
+	char defrag[THP_CMDLINE_WORD];
+	const char *defrag_why;
+	char shmem[THP_CMDLINE_WORD];
+	const char *shmem_why;
+	char anon[THP_CMDLINE_ORDERS][THP_CMDLINE_WORD];	/* per order, every size's */
+	const char *anon_why;
+	char shmem_sizes[THP_CMDLINE_ORDERS][THP_CMDLINE_WORD];
+	const char *shmem_sizes_why;
+};
+
+void thp_boot_values(const struct thp_cmdline *cl, const char *kconfig, unsigned long memtotal_kib,
+		     struct thp_boot *b);
+
 /* --- system state (lib/thp-state.c) --- */
 
 struct thp_state {

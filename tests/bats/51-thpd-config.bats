@@ -178,3 +178,29 @@ setup() {
 	run -0 systemctl show -p ProcSubset --value thpd.service
 	assert_output all
 }
+
+# thpctl reset without thpd writes the boot defaults it can know
+# (thpctl(1), BOOT DEFAULTS): here this kernel's /boot/config-$(uname -r)
+# and its command line, which sets no THP parameter in these boots
+@test "reset without thpd: this kernel's boot defaults from /boot/config and its command line" {
+	command -v thpctl >/dev/null || skip "thpctl is not installed"
+	local cfg=/boot/config-$(uname -r) want
+	[ -r "$cfg" ] || skip "no $cfg: the kernel's build default is not known here"
+	! grep -qw 'transparent_hugepage\|thp_anon' /proc/cmdline ||
+		skip "this boot's command line sets THP: $(cat /proc/cmdline)"
+	want=$(sed -n 's/^CONFIG_TRANSPARENT_HUGEPAGE_\(ALWAYS\|MADVISE\|NEVER\)=y$/\1/p' "$cfg" | tr A-Z a-z)
+	[ -n "$want" ] || fail "$cfg names no THP default"
+	thp_set enabled never
+	[ "$want" != never ] || thp_set enabled always
+	thp_set defrag never
+	[ ! -e "$THP/hugepages-64kB/enabled" ] || thp_set hugepages-64kB/enabled always
+	[ ! -e "$THP/hugepages-2048kB/enabled" ] || thp_set hugepages-2048kB/enabled never
+	run -0 timeout 15 thpctl reset
+	assert_line --regexp "^enabled=$want \(was [a-z]+: CONFIG_TRANSPARENT_HUGEPAGE_[A-Z]+\)$"
+	assert_equal "$(thp_get enabled) $(thp_get defrag)" "$want madvise"
+	if [ -e "$THP/hugepages-64kB/enabled" ]; then
+		assert_equal "$(thp_get hugepages-64kB/enabled) $(thp_get hugepages-2048kB/enabled)" "never inherit"
+	fi
+	run -0 timeout 15 thpctl reset
+	assert_output --partial "already at the boot defaults"
+}

@@ -123,6 +123,100 @@ thpd_status() {
 	assert_equal "$(sha256sum <"$CONF")" "$before"
 }
 
+# watch_start FILE...: record every value the THP files take, one line per
+# change ("enabled=never defrag=madvise"), until watch_stop; a builtin read
+# loop samples them far more often than a stop and a start take
+watch_start() {
+	WATCH_LOG=$BATS_TEST_TMPDIR/watch.log
+	WATCH_STOP=$BATS_TEST_TMPDIR/watch.stop
+	rm -f "$WATCH_STOP"
+	(
+		local f v line last= n=0
+		while [ ! -e "$WATCH_STOP" ]; do
+			line=
+			for f in "$@"; do
+				read -r v <"$THP/$f"
+				v=${v#*[}
+				line+="$f=${v%%]*} "
+			done
+			[ "$line" = "$last" ] || echo "$line"
+			last=$line
+			n=$((n + 1))
+		done
+		echo "samples=$n"
+	) >"$WATCH_LOG" 2>&1 &
+	WATCH_PID=$!
+}
+
+watch_stop() {
+	touch "$WATCH_STOP"
+	wait "$WATCH_PID" || true
+}
+
+# watch_values FILE: the values FILE took while watched, in order (run's output)
+watch_values() {
+	run -0 bash -c "grep -o '$1=[^ ]*' '$WATCH_LOG' | cut -d= -f2 | uniq"
+}
+
+# thpd_events_after CURSOR EVENT: thpd's THPD_EVENT=EVENT entries after CURSOR
+thpd_events_after() {
+	journalctl --sync 2>/dev/null || true
+	journalctl --no-pager -q -u thpd.service --after-cursor="$1" -o json |
+		jq -r --arg e "$2" 'select(.THPD_EVENT == $e) | .MESSAGE'
+}
+
+# install_watched WHAT APT-ARGS...: apt installs the packages while every
+# value of enabled and defrag is recorded: enabled stays $want, defrag
+# never changes, and thpd restores nothing
+install_watched() {
+	local what=$1 mark
+	shift
+	mark=$(journalctl -n 0 --show-cursor --no-pager | sed -n 's/^-- cursor: //p')
+	watch_start enabled defrag
+	run -0 apt_install "$@"
+	watch_stop
+	echo "# the $what: $(tr '\n' ' ' <"$WATCH_LOG")" >&3
+	watch_values enabled
+	assert_output "$want"
+	watch_values defrag
+	assert_equal "${#lines[@]}" 1
+	run -0 thpd_events_after "$mark" restored
+	assert_output ""
+}
+
+@test "an upgrade and a downgrade never revert a THP value: thpd hands the host over" {
+	local orig up=$BATS_TEST_TMPDIR/up pid0
+	run -0 cat /run/thpd/saved
+	orig=$(sed -n 's/^enabled //p' <<<"$output")
+	[ -n "$orig" ] || fail "no enabled in /run/thpd/saved: $output"
+	# a setting of thpd's own that differs from the host's original (install_watched's)
+	want=never
+	[ "$orig" != never ] || want=madvise
+	run -0 timeout 15 thpctl enable "$want"
+	assert_equal "$(thp_get enabled)" "$want"
+	dpkg-deb -R "$(ls "$DEBS"/thpd_*.deb)" "$up"
+	sed -i "s/^Version: .*/Version: $(deb_version)+upgrade1/" "$up/DEBIAN/control"
+	dpkg-deb -b "$up" "$BATS_TEST_TMPDIR/thpd-upgrade.deb" >/dev/null
+	pid0=$(systemctl show -p MainPID --value thpd.service)
+
+	install_watched upgrade "$BATS_TEST_TMPDIR/thpd-upgrade.deb"
+	assert_equal "$(pkg_version thpd)" "$(deb_version)+upgrade1"
+	[ "$(systemctl show -p MainPID --value thpd.service)" != "$pid0" ] ||
+		fail "the upgrade did not restart thpd (MainPID $pid0)"
+	# the new thpd knows the host's originals from the old one
+	run -0 cat /run/thpd/saved
+	assert_line "enabled $orig"
+	[ ! -e /run/thpd/handover ] || fail "/run/thpd/handover outlived the upgrade"
+
+	install_watched downgrade --allow-downgrades "$DEBS"/thpd_*.deb
+	assert_equal "$(pkg_version thpd)" "$(deb_version)"
+
+	# a plain stop still restores the host's own value
+	timeout 60 systemctl stop thpd.service
+	assert_equal "$(thp_get enabled)" "$orig"
+	timeout 60 systemctl start thpd.service
+}
+
 @test "remove keeps /var/lib/thpd and thpd.conf; purge removes both; install enables thpd again" {
 	run -0 timeout 15 thpctl enable madvise
 	[ -s "$STATE" ] || fail "no persisted state before the removal"

@@ -37,7 +37,7 @@ comp() {
 
 @test "verbs and global options" {
 	run -0 comp thpctl ''
-	assert_output 'status enable shmem defrag run ps policy cgroups metrics khugepaged unit'
+	assert_output 'status enable shmem defrag reset verify run ps policy cgroups metrics khugepaged unit'
 	run -0 comp thpctl p
 	assert_output 'ps policy'
 	run -0 comp thpctl s

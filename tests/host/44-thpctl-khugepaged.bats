@@ -183,3 +183,28 @@ stop_thpd() {
 	run -0 env THPD_SOCKET="$SOCK" timeout 10 "$THPCTL" status --all
 	assert_line --regexp '^ +rfc mode: +1 \(hugepages at fault when one is free, compaction only for MADV_HUGEPAGE regions\)$'
 }
+
+@test "khugepaged set through thpd: part of its target (persisted state), verified, forgotten by reset" {
+	use_gen 6.12
+	printf '[Global]\nKhugepagedPagesToScan=2048\n' >"$CONF"
+	start_thpd
+	assert_equal "$(kh pages_to_scan)" 2048
+	run -0 env THPD_SOCKET="$SOCK" timeout 10 "$THPCTL" khugepaged set pages_to_scan=8192 max_ptes_swap=10
+	run -0 timeout 10 "$CLIENT" --socket "$SOCK" '{"cmd":"status"}'
+	assert_equal "$(jq -c '.target["khugepaged/pages_to_scan"]' <<<"$output")" \
+		'{"value":8192,"source":"persisted state"}'
+	assert_equal "$(jq -c '.target["khugepaged/max_ptes_swap"]' <<<"$output")" \
+		'{"value":10,"source":"persisted state"}'
+	# what sysfs holds is the target: no drift; a write behind thpd's back is drift
+	run -0 env THPD_SOCKET="$SOCK" timeout 10 "$THPCTL" verify
+	assert_line --regexp '^khugepaged/pages_to_scan +8192 +8192 +persisted state +ok$'
+	echo 100 >"$THP_ROOT/$KH/pages_to_scan"
+	run -3 env THPD_SOCKET="$SOCK" timeout 10 "$THPCTL" verify
+	assert_line --regexp '^khugepaged/pages_to_scan +8192 +100 +persisted state +DRIFT$'
+	# reset: the configuration's value, and the host's own where none is configured
+	run -0 env THPD_SOCKET="$SOCK" timeout 10 "$THPCTL" reset
+	assert_equal "$(kh pages_to_scan) $(kh max_ptes_swap)" "2048 64"
+	run -0 timeout 10 "$CLIENT" --socket "$SOCK" '{"cmd":"status"}'
+	assert_equal "$(jq -c '.target["khugepaged/pages_to_scan"].source' <<<"$output")" '"configuration"'
+	assert_equal "$(jq -c .persisted <<<"$output")" null
+}

@@ -204,7 +204,7 @@ client() {
 	run -0 cat "$BATS_TEST_TMPDIR/log"
 	assert_output --partial "transparent_hugepage_shmem=advise on the kernel command line takes precedence over Shmem=within_size"
 	assert_output --partial "thp_anon= on the kernel command line sets 32K to always, over Enabled=never of [Size 32K]"
-	assert_output --partial "Ignoring a thp_anon= on the kernel command line that does not parse"
+	assert_output --partial "Ignoring 1 thp_anon= on the kernel command line: the kernel refused it whole"
 	assert_equal "$(word shmem_enabled)" advise
 	assert_equal "$(word hugepages-16kB/enabled)" always
 	assert_equal "$(word hugepages-32kB/enabled)" always
@@ -217,6 +217,72 @@ client() {
 	start_thpd
 	assert_equal "$(word shmem_enabled)" within_size
 	assert_equal "$(word hugepages-32kB/enabled)" madvise
+}
+
+# a word of "never madvise always inherit" (the first of them when $2 is
+# "top": without inherit) that the text $1 does not contain
+word_not_in() {
+	local w words="never madvise always"
+	[ "${2:-}" = top ] || words+=" inherit"
+	for w in $words; do
+		[[ $1 == *"$w"* ]] || { echo "$w"; return; }
+	done
+	echo never
+}
+
+# Every case of the table tests/host/fixtures/cmdline.txt (a stock kernel's:
+# FLAGS "-"), as /proc/cmdline of a 6.12 tree whose kernel takes thp_anon=:
+# thpd holds enabled and each size as the kernel took them, and where the
+# kernel took nothing, the configuration's value, a word the line does not
+# contain (so a parameter the kernel refused, or that is init's, cannot pass
+# for taken).
+@test "every case of the command-line table: thpd holds what the kernel took, the configuration elsewhere" {
+	local flags text expect x anon cfgw topw name kib want w n=0 size got bad=()
+	printf '%s\n' 'ffffffff835b0ae0 t setup_transparent_hugepage' 'ffffffff835bb870 t setup_thp_anon' \
+		>"$R/proc/kallsyms"
+	while IFS= read -r line; do
+		[[ -n $line && $line != '#'* ]] || continue
+		flags=${line%%$'\t'*}
+		text=${line#*$'\t'}
+		expect=${text#*$'\t'}
+		text=${text%%$'\t'*}
+		[ "$flags" = - ] || continue
+		[[ $text == *shmem* ]] && continue	# this kernel has no shmem parameters
+		n=$((n + 1))
+		use_gen 6.12
+		printf '%b' "$text" >"$R/proc/cmdline"
+		x=$(grep -o '^transparent_hugepage=[a-z0-9]*' <<<"$expect" | cut -d= -f2 || true)
+		anon=$(grep -o 'thp_anon=[^ ]*' <<<"$expect" | cut -d= -f2 || true)
+		topw=$(word_not_in "$text${x:+ $x}" top)
+		cfgw=$(word_not_in "$text")
+		{
+			printf '[Global]\nMode=%s\n' "$topw"
+			for kib in 16 32 64 128 256 512 1024 2048; do
+				printf '[Size %sK]\nEnabled=%s\n' "$kib" "$cfgw"
+			done
+		} >"$CONF"
+		start_thpd
+		got="enabled=$(word enabled)"
+		want="enabled=${x:-$topw}"
+		for kib in 16 32 64 128 256 512 1024 2048; do
+			thp_size_name_of "$kib"
+			w=$cfgw
+			for size in ${anon//;/ }; do
+				[ "${size%%:*}" != "$name" ] || w=${size#*:}
+			done
+			got+=" $name=$(word hugepages-${kib}kB/enabled)"
+			want+=" $name=$w"
+		done
+		[ "$got" = "$want" ] || bad+=("'$text': want $want, got $got")
+		stop_thpd
+	done <"$FIX/cmdline.txt"
+	[ "$n" -ge 50 ] || fail "only $n cases in $FIX/cmdline.txt"
+	[ "${#bad[@]}" -eq 0 ] || fail "$(printf '%s\n' "${#bad[@]} of $n cases differ:" "${bad[@]}")"
+}
+
+# name: 16K, 2M ... for a size in KiB
+thp_size_name_of() {
+	if [ "$1" -ge 1024 ]; then name=$(($1 / 1024))M; else name=${1}K; fi
 }
 
 @test "a boot parameter the running kernel does not take (no handler in /proc/kallsyms) is ignored, saying so" {
@@ -362,4 +428,157 @@ client() {
 	stop_thpd
 	run -0 env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$THPCTL" enable madvise --size 32K
 	assert_output --partial "(written to sysfs: thpd is not running, so this lasts until reboot)"
+}
+
+# thpctl against this suite's thpd and tree
+thpctl_here() {
+	env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$BUILD_DIR/thpctl" "$@"
+}
+
+# a knob as the kernel would show it after a write of WORD: FILE WORD
+set_word() {
+	local list
+	list=$(tr -d '[]' <"$FIX/$GEN/$SYS/$1")
+	list=" $list "
+	list=${list/ $2 / [$2] }
+	list=${list# }
+	echo "${list% }" >"$T/$1"
+}
+
+@test "status names the target, value by value with its source; thpctl verify compares it with sysfs" {
+	use_gen 6.12
+	printf '[Global]\nKhugepagedPagesToScan=1234\n[Size 64K]\nEnabled=always\n' >"$CONF"
+	start_thpd
+	client '{"cmd":"status"}'
+	assert_success
+	assert_equal "$(jq -c '.target.enabled' <<<"$output")" '{"value":"always","source":"host'"'"'s original value"}'
+	assert_equal "$(jq -c '.target["hugepages-64kB/enabled"]' <<<"$output")" '{"value":"always","source":"configuration"}'
+	assert_equal "$(jq -c '.target["hugepages-2048kB/shmem_enabled"]' <<<"$output")" '{"value":"inherit","source":"host'"'"'s original value"}'
+	assert_equal "$(jq -c '.target["khugepaged/pages_to_scan"]' <<<"$output")" '{"value":1234,"source":"configuration"}'
+	assert_equal "$(jq -c .overlay <<<"$output")" null
+	run -0 thpctl_here verify
+	assert_line --regexp '^drift: +0$'
+	assert_output --regexp 'hugepages-64kB/enabled +always +always +configuration +ok'
+	run -0 thpctl_here --json=short verify
+	assert_equal "$(jq -c '[.drift, .checked > 20, .thpd_state]' <<<"$output")" '[0,true,"normal"]'
+	# a value written behind thpd's back is drift: exit 3, the file named
+	set_word hugepages-64kB/enabled madvise
+	echo 4096 >"$T/khugepaged/pages_to_scan"
+	run -3 thpctl_here verify
+	assert_output --regexp 'hugepages-64kB/enabled +always +madvise +configuration +DRIFT'
+	assert_output --regexp 'khugepaged/pages_to_scan +1234 +4096 +configuration +DRIFT'
+	assert_line --regexp '^drift: +2$'
+	run -0 thpctl_here metrics
+	assert_line "thpd_drift_files 2"
+	# a reload puts the target back
+	client '{"cmd":"reload"}'
+	run -0 thpctl_here verify
+	stop_thpd
+	run -1 thpctl_here verify
+	assert_output --partial "thpd is not running"
+	run -0 thpctl_here metrics
+	refute_output --partial thpd_drift_files
+}
+
+@test "stepped down: status names the overlay on the target; verify counts the overlay, no drift" {
+	use_gen 6.12
+	# plenty of free 2 MiB blocks until thpd has started and the tree is settled
+	echo "Node 0, zone   Normal      1      1      1      1      1      1      1      1      1    100      0" \
+		>"$R/proc/buddyinfo"
+	printf '[Global]\nMode=always\n[Size 64K]\nEnabled=always\n[Adaptive]\nEnabled=yes\nMinFreeBlocks=10\nCheckIntervalSec=1\nCalmSec=1h\n' >"$CONF"
+	start_thpd
+	# then none: the next check steps down
+	echo "Node 0, zone   Normal      1      1      1      1      1      1      1      1      1      0      0" \
+		>"$R/proc/buddyinfo"
+	# the step-down writes the sizes, then enabled, then defrag last
+	wait_until 10 grep -qx defer "$T/defrag" || fail "no step-down: $(cat "$BATS_TEST_TMPDIR/log")"
+	settle
+	client '{"cmd":"status"}'
+	assert_equal "$(jq -c '[.adaptive.state, .adaptive.stepped_sizes]' <<<"$output")" '["stepped-down",{"64K":"always"}]'
+	assert_equal "$(jq -c '.overlay' <<<"$output")" '{"enabled":{"value":"madvise","source":"step-down"},"defrag":{"value":"defer","source":"step-down"},"hugepages-64kB/enabled":{"value":"madvise","source":"step-down"}}'
+	assert_equal "$(jq -c '.target.enabled' <<<"$output")" '{"value":"always","source":"configuration"}'
+	run -0 thpctl_here verify
+	assert_output --regexp 'enabled +madvise +madvise +step-down +ok'
+	assert_line --regexp '^thpd_state: +stepped-down$'
+	run -0 thpctl_here metrics
+	assert_line "thpd_drift_files 0"
+}
+
+@test "reset: thpd forgets what was set through it, and holds its target again; a non-root caller may not" {
+	use_gen 6.12
+	printf '[Size 64K]\nEnabled=always\n' >"$CONF"
+	start_thpd
+	client '{"cmd":"enable","value":"madvise","size":"128K,64K"}'
+	client '{"cmd":"shmem","value":"advise","size":"32K"}'
+	assert_equal "$(word hugepages-64kB/enabled) $(word hugepages-128kB/enabled) $(word hugepages-32kB/shmem_enabled)" \
+		"madvise madvise advise"
+	run setpriv --reuid=65534 --regid=65534 --clear-groups timeout 10 "$CLIENT" --socket "$SOCK" '{"cmd":"reset"}'
+	assert_output --partial "permission denied: 'reset' needs root"
+	client '{"cmd":"reset","value":"x"}'
+	assert_output --partial 'unexpected member \"value\"'
+	run -0 thpctl_here reset
+	settle
+	assert_output --partial "thpd forgot what was set through it"
+	# the configuration's 64K, the host's own 128K and 32K
+	assert_equal "$(word hugepages-64kB/enabled) $(word hugepages-128kB/enabled) $(word hugepages-32kB/shmem_enabled)" \
+		"always never never"
+	client '{"cmd":"status"}'
+	assert_equal "$(jq -c .persisted <<<"$output")" null
+	run -0 cat "$STATE/state"
+	refute_output --partial madvise
+}
+
+@test "reset without thpd: the boot defaults it can know (command line, kernel configuration), the rest said" {
+	use_gen 6.12
+	mkdir -p "$R/proc/sys/kernel" "$R/boot"
+	echo 6.12.0-test >"$R/proc/sys/kernel/osrelease"
+	printf 'CONFIG_TRANSPARENT_HUGEPAGE=y\nCONFIG_TRANSPARENT_HUGEPAGE_MADVISE=y\n' >"$R/boot/config-6.12.0-test"
+	printf 'MemTotal:        2014624 kB\n' >"$R/proc/meminfo"
+	echo "BOOT_IMAGE=/vmlinuz thp_anon=64K:always -- transparent_hugepage=never" >"$R/proc/cmdline"
+	set_word enabled never
+	set_word defrag defer
+	set_word shmem_enabled advise
+	set_word hugepages-2048kB/enabled always
+	set_word hugepages-32kB/shmem_enabled always
+	run -0 env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$BUILD_DIR/thpctl" reset
+	settle
+	assert_output --partial "enabled=madvise (was never: CONFIG_TRANSPARENT_HUGEPAGE_MADVISE)"
+	assert_output --partial "hugepages-64kB/enabled=always (was never: thp_anon= on the kernel command line)"
+	assert_output --partial "thpd is not running"
+	# thp_anon= names 64K: the other sizes booted never, 2M included
+	assert_equal "$(word enabled) $(word defrag) $(word shmem_enabled)" "madvise madvise never"
+	assert_equal "$(word hugepages-64kB/enabled) $(word hugepages-2048kB/enabled) $(word hugepages-32kB/enabled)" "always never never"
+	assert_equal "$(word hugepages-32kB/shmem_enabled) $(word hugepages-2048kB/shmem_enabled)" "never inherit"
+	run -0 env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$BUILD_DIR/thpctl" reset
+	assert_output --partial "already at the boot defaults"
+	# no kernel configuration and no transparent_hugepage=: enabled is not known, left, exit 3
+	rm "$R/boot/config-6.12.0-test"
+	set_word enabled always
+	run -3 env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$BUILD_DIR/thpctl" reset
+	assert_output --partial "enabled: left as it is"
+	assert_equal "$(word enabled)" always
+	# under 512 MiB the kernel boots with THP off, whatever else says
+	printf 'MemTotal:        262144 kB\n' >"$R/proc/meminfo"
+	run -3 env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$BUILD_DIR/thpctl" reset
+	settle
+	assert_equal "$(word enabled) $(word defrag)" "never never"
+}
+
+@test "a change through the socket of a value the kernel command line sets is refused, saying so" {
+	use_gen 6.12
+	printf '%s\n' 'ffffffff835bb870 t setup_thp_anon' >"$R/proc/kallsyms"
+	echo "BOOT_IMAGE=/vmlinuz transparent_hugepage=always thp_anon=64K:always" >"$R/proc/cmdline"
+	start_thpd
+	client '{"cmd":"enable","value":"never"}'
+	assert_output --partial '"errno":16'
+	assert_output --partial "transparent_hugepage= on the kernel command line sets enabled to always"
+	client '{"cmd":"enable","value":"never","size":"64K"}'
+	run -0 jq -r .error <<<"$output"
+	assert_output --partial "thp_anon= on the kernel command line sets hugepages-64kB/enabled to always"
+	assert_equal "$(word enabled) $(word hugepages-64kB/enabled)" "always always"
+	[ ! -e "$STATE/state" ] || fail "a refused change was persisted: $(cat "$STATE/state")"
+	# what the command line does not name is the socket's to set
+	client '{"cmd":"enable","value":"madvise","size":"128K"}'
+	assert_output --partial '"ok":true'
+	assert_equal "$(word hugepages-128kB/enabled)" madvise
 }

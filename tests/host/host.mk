@@ -7,9 +7,11 @@ HOST_BATS := $(wildcard tests/host/*.bats)
 HOST_TAP := $(BUILD)/tests/host/tap.o
 
 # libthp's unit tests; test-thp-model reads tests/host/fixtures (the THP
-# layouts of each kernel generation)
-HOST_TESTS += $(BUILD)/tests/host/test-lib $(BUILD)/tests/host/test-thp-model
-$(BUILD)/tests/host/test-lib $(BUILD)/tests/host/test-thp-model: $(BUILD)/tests/host/%: \
+# layouts of each kernel generation), test-thp-cmdline its cmdline.txt
+HOST_TESTS += $(BUILD)/tests/host/test-lib $(BUILD)/tests/host/test-thp-model \
+	$(BUILD)/tests/host/test-thp-cmdline
+$(BUILD)/tests/host/test-lib $(BUILD)/tests/host/test-thp-model $(BUILD)/tests/host/test-thp-cmdline: \
+		$(BUILD)/tests/host/%: \
 		$(BUILD)/tests/host/%.o $(HOST_TAP) $(LIBTHP)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(THP_LIBS)

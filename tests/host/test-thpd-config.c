@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * thpd's configuration parsing, rule matching, the precedence of the
- * kernel command line / persisted state / configuration (the top-level
- * pair, shmem_enabled and each size), on fixtures.
+ * kernel command line / persisted state / configuration / the host's
+ * originals (the top-level pair, shmem_enabled, each size, khugepaged), on
+ * fixtures.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -212,40 +213,90 @@ static void test_rules(void)
 	}
 }
 
+/* the target from fixtures: configuration, persisted state, command line text, originals text */
+static void target(const struct thpd_persist *p, const char *cmdline, unsigned int flags,
+		   const char *originals, struct thpd_target *t)
+{
+	static struct thp_cmdline cl;
+	static struct thpd_originals o;
+	struct thpd_inputs in = { .cfg = &cfg, .persist = p, .cmdline = &cl, .originals = &o };
+
+	thp_cmdline_parse(cmdline, flags, &cl);
+	thpd_originals_parse(originals, &o);
+	thpd_target_compute(&in, t);
+}
+
 static void test_precedence(void)
 {
+	static const char orig[] = "enabled madvise\ndefrag madvise\nshmem_enabled never\npages_to_scan 4096\n";
 	struct thpd_persist p;
 	struct thpd_target t;
-	char v[16];
 
 	memset(&p, 0, sizeof(p));
 	parse("[Global]\nMode=always\nDefrag=defer\n");
-	thpd_target_compute(&cfg, &p, "", &t);
-	ok(strcmp(t.mode, "always") == 0 && strcmp(t.mode_src, "configuration") == 0 &&
-	   strcmp(t.defrag, "defer") == 0, "configuration alone");
+	target(&p, "", 0, orig, &t);
+	ok(strcmp(t.enabled, "always") == 0 && strcmp(t.enabled_src, "configuration") == 0 &&
+	   strcmp(t.defrag, "defer") == 0 && t.rfc == -1, "configuration alone");
+	parse("");
+	target(&p, "", 0, orig, &t);
+	ok(strcmp(t.enabled, "madvise") == 0 && strcmp(t.enabled_src, "host's original value") == 0 &&
+	   strcmp(t.defrag, "madvise") == 0 && strcmp(t.shmem, "never") == 0 &&
+	   t.kh_set[THPD_KH_PAGES_TO_SCAN] && t.kh[THPD_KH_PAGES_TO_SCAN] == 4096 &&
+	   !t.kh_set[THPD_KH_DEFRAG], "nothing set: the host's originals (a knob it lacked: none)");
+	target(&p, "", 0, "", &t);
+	ok(!t.enabled[0] && !t.enabled_src && !t.defrag[0] && !t.n_sizes,
+	   "no originals either: nothing to hold");
+	parse("[Global]\nMode=always\nDefrag=defer\nKhugepagedPagesToScan=1234\n");
 	strcpy(p.enabled, "madvise");
-	thpd_target_compute(&cfg, &p, "", &t);
-	ok(strcmp(t.mode, "madvise") == 0 && strcmp(t.mode_src, "persisted state") == 0 &&
-	   strcmp(t.defrag, "defer") == 0, "persisted state beats Mode=, Defrag= still applies");
+	target(&p, "", 0, orig, &t);
+	ok(strcmp(t.enabled, "madvise") == 0 && strcmp(t.enabled_src, "persisted state") == 0 &&
+	   strcmp(t.defrag, "defer") == 0 && t.kh[THPD_KH_PAGES_TO_SCAN] == 1234 &&
+	   strcmp(t.kh_src[THPD_KH_PAGES_TO_SCAN], "configuration") == 0,
+	   "persisted state beats Mode=, Defrag= still applies, the configuration's knob");
+	p.kh_set[THPD_KH_PAGES_TO_SCAN] = true;
+	p.kh[THPD_KH_PAGES_TO_SCAN] = 777;
+	target(&p, "", 0, orig, &t);
+	ok(t.kh[THPD_KH_PAGES_TO_SCAN] == 777 &&
+	   strcmp(t.kh_src[THPD_KH_PAGES_TO_SCAN], "persisted state") == 0 &&
+	   !t.kh_set[THPD_KH_DEFRAG],
+	   "a khugepaged value set through the socket beats KhugepagedPagesToScan=");
+	p.kh_set[THPD_KH_PAGES_TO_SCAN] = false;
 	strcpy(p.defrag, "never");
-	thpd_target_compute(&cfg, &p, "never", &t);
-	ok(strcmp(t.mode, "never") == 0 && strcmp(t.mode_src, "kernel command line") == 0 &&
-	   strcmp(t.defrag, "never") == 0, "the kernel command line beats both");
-	thpd_target_compute(&cfg, &p, "2", &t);
-	ok(strcmp(t.mode, "2") == 0 && t.defrag[0] == '\0',
-	   "a numeric command line mode chose defrag too: left alone");
-	thpd_target_compute(&cfg, &p, "bogus", &t);
-	ok(strcmp(t.mode, "madvise") == 0, "an invalid command line value is not honoured");
+	target(&p, "transparent_hugepage=never", 0, orig, &t);
+	ok(strcmp(t.enabled, "never") == 0 && strcmp(t.enabled_src, "kernel command line") == 0 &&
+	   strcmp(t.defrag, "never") == 0 && strcmp(t.defrag_src, "persisted state") == 0,
+	   "the kernel command line beats both");
+	target(&p, "transparent_hugepage=2", THP_CMDLINE_NUMBERS, orig, &t);
+	ok(strcmp(t.enabled, "always") == 0 && strcmp(t.defrag, "always") == 0 &&
+	   strcmp(t.defrag_src, "kernel command line") == 0 && t.rfc == 2,
+	   "a number on our kernel's command line is enabled and defrag, written as the number");
+	target(&p, "transparent_hugepage=2", 0, orig, &t);
+	ok(strcmp(t.enabled, "madvise") == 0 && strcmp(t.defrag, "never") == 0 && t.rfc == -1,
+	   "a stock kernel refuses a number at boot: so does thpd");
+	target(&p, "transparent_hugepage=bogus", 0, orig, &t);
+	ok(strcmp(t.enabled, "madvise") == 0, "an invalid command line value is not honoured");
+	target(&p, "transparent_hugepage=never transparent_hugepage=bogus", 0, orig, &t);
+	ok(strcmp(t.enabled, "never") == 0,
+	   "an invalid later one leaves the earlier one the kernel took");
+	target(&p, "-- transparent_hugepage=never", 0, orig, &t);
+	ok(strcmp(t.enabled, "madvise") == 0, "after \"--\" it is init's, not the kernel's");
 	cfg.honor_kernel_cmdline = false;
-	thpd_target_compute(&cfg, &p, "never", &t);
-	ok(strcmp(t.mode, "madvise") == 0, "HonorKernelCmdline=no ignores it");
+	target(&p, "transparent_hugepage=never", 0, orig, &t);
+	ok(strcmp(t.enabled, "madvise") == 0, "HonorKernelCmdline=no ignores it");
 
-	ok(thpd_cmdline_thp("BOOT_IMAGE=/vmlinuz root=/dev/vda transparent_hugepage=never quiet\n", v,
-			    sizeof(v)) == 0 && strcmp(v, "never") == 0, "transparent_hugepage= found");
-	ok(thpd_cmdline_thp("transparent_hugepage=always x transparent_hugepage=1\n", v, sizeof(v)) == 0 &&
-	   strcmp(v, "1") == 0, "the last one wins");
-	ok(thpd_cmdline_thp("root=/dev/vda notransparent_hugepage=always\n", v, sizeof(v)) == -ENOENT,
-	   "no match inside another parameter");
+	memset(&p, 0, sizeof(p));
+	parse("[Global]\nMode=2\n");
+	target(&p, "", 0, orig, &t);
+	ok(strcmp(t.enabled, "always") == 0 && strcmp(t.defrag, "always") == 0 && t.rfc == 2,
+	   "Mode=2: enabled and defrag, as the number");
+	parse("[Global]\nMode=2\nDefrag=never\n");
+	target(&p, "", 0, orig, &t);
+	ok(strcmp(t.enabled, "always") == 0 && strcmp(t.defrag, "never") == 0 && t.rfc == -1,
+	   "Defrag= after a numeric Mode= wins: two words");
+	parse("[Global]\nMode=1\n");
+	strcpy(p.defrag, "defer");
+	target(&p, "", 0, orig, &t);
+	ok(strcmp(t.defrag, "defer") == 0 && t.rfc == -1, "a persisted defrag beats Mode='s");
 }
 
 /* Shmem= and [Size N]: words from libthp's table, sizes by name, file:line */
@@ -307,88 +358,59 @@ static void test_sizes(void)
 	   "a drop-in overrides a size key by key; each section keeps where it first appeared");
 }
 
-/* thp_anon=, thp_shmem=, transparent_hugepage_shmem= and their precedence */
+/* thp_anon=, thp_shmem=, transparent_hugepage_shmem= and their precedence, size by size */
 static void test_cmdline_sizes(void)
 {
-	static const char *const good[] = {
-		"16K-64K:always;128K,512K:inherit", "2M:never", "64K:madvise;64K:never",
-		"8K-2M:inherit", "65536:always", "16K,32K,64K:always",
-	};
-	static const char *const bad[] = {
-		"", "64K", ":always", "64K:", "64K:sometimes", "64K:within_size", "63K:always",
-		"64K-16K:always", "64K,:always", ",64K:always", "64K:always;", "4K:always",
-		"16K--64K:always", "64K;always",
-	};
-	struct thpd_cmdline cl;
+	static const char orig[] = "hugepages-16kB/enabled never\nhugepages-64kB/enabled never\n"
+				   "hugepages-2048kB/enabled inherit\nhugepages-2048kB/shmem_enabled inherit\n";
 	struct thpd_persist p;
 	struct thpd_target t;
-	char w[16];
+	const struct thpd_size_target *z;
 
-	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
-		ok(thpd_cmdline_sizes_valid(good[i], THP_KNOB_SIZE_ENABLED) == 0, "thp_anon=%s is valid",
-		   good[i]);
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
-		ok(thpd_cmdline_sizes_valid(bad[i], THP_KNOB_SIZE_ENABLED) == -EINVAL,
-		   "thp_anon=%s is refused whole, as the kernel does", bad[i]);
-	ok(thpd_cmdline_sizes_valid("64K:within_size", THP_KNOB_SIZE_SHMEM_ENABLED) == 0 &&
-	   thpd_cmdline_sizes_valid("64K:madvise", THP_KNOB_SIZE_SHMEM_ENABLED) == -EINVAL,
-	   "thp_shmem= takes shmem's words (within_size, advise), not madvise");
-
-	ok(thpd_cmdline_size_word("16K-64K:always;128K,512K:inherit", THP_KNOB_SIZE_ENABLED, 32, w,
-				  sizeof(w)) == 0 && strcmp(w, "always") == 0,
-	   "a range covers the powers of two inside it (32K=always)");
-	ok(thpd_cmdline_size_word("16K-64K:always;128K,512K:inherit", THP_KNOB_SIZE_ENABLED, 512, w,
-				  sizeof(w)) == 0 && strcmp(w, "inherit") == 0, "a list names each size (512K)");
-	ok(thpd_cmdline_size_word("16K-64K:always;128K,512K:inherit", THP_KNOB_SIZE_ENABLED, 256, w,
-				  sizeof(w)) == -ENOENT, "a size neither named nor in a range: -ENOENT (256K)");
-	ok(thpd_cmdline_size_word("8K-2M:always;64K:never", THP_KNOB_SIZE_ENABLED, 64, w, sizeof(w)) == 0 &&
-	   strcmp(w, "never") == 0, "a later part wins for its sizes");
-
-	thpd_cmdline_parse("BOOT_IMAGE=/vmlinuz thp_anon=16K-64K:always;128K,512K:inherit "
-			   "transparent_hugepage_shmem=advise thp_anon=bogus thp_shmem=2M:within_size "
-			   "transparent_hugepage=never quiet\n", &cl);
-	ok(strcmp(cl.thp, "never") == 0 && strcmp(cl.shmem, "advise") == 0 &&
-	   strcmp(cl.anon, "16K-64K:always;128K,512K:inherit") == 0 && cl.anon_bad &&
-	   strcmp(cl.shmem_sizes, "2M:within_size") == 0 && !cl.shmem_sizes_bad,
-	   "every THP parameter found; a malformed thp_anon= is flagged and left out (anon '%s')",
-	   cl.anon);
-	thpd_cmdline_parse("thp_anon=64K:always thp_anon=64K:never;2M:madvise notransparent_hugepage_shmem=always "
-			   "transparent_hugepage_shmem=sometimes\n", &cl);
-	ok(strcmp(cl.anon, "64K:always;64K:never;2M:madvise") == 0 && !cl.anon_bad && !cl.shmem[0],
-	   "several thp_anon= apply in order; an invalid shmem word and a longer name are not taken (%s)",
-	   cl.anon);
-
-	/* precedence, size by size */
 	parse("[Global]\nShmem=within_size\n[Size 64K]\nEnabled=never\nShmem=advise\n"
 	      "[Size 128K]\nEnabled=madvise\n[Size 2M]\nShmem=never\n");
 	memset(&p, 0, sizeof(p));
-	thpd_target_compute(&cfg, &p, "", &t);
-	thpd_target_compute_sizes(&cfg, &p, NULL, &t);
+	target(&p, "", 0, "", &t);
 	ok(strcmp(t.shmem, "within_size") == 0 && strcmp(t.shmem_src, "configuration") == 0 &&
 	   t.n_sizes == 3 && t.sizes[0].kib == 64 && strcmp(t.sizes[0].enabled, "never") == 0 &&
 	   strcmp(t.sizes[0].shmem, "advise") == 0 && t.sizes[1].kib == 128 && !t.sizes[1].shmem[0] &&
 	   !t.sizes[1].shmem_src && t.sizes[2].kib == 2048 && !t.sizes[2].enabled[0] &&
 	   t.sizes[0].cfg == thpd_config_size(&cfg, 64), "configuration alone: its sizes, ascending");
+	target(&p, "", 0, orig, &t);
+	z = thpd_target_size(&t, 2048);
+	ok(t.n_sizes == 4 && thpd_target_size(&t, 16) && z && strcmp(z->enabled, "inherit") == 0 &&
+	   strcmp(z->enabled_src, "host's original value") == 0 && strcmp(z->shmem, "never") == 0 &&
+	   strcmp(z->shmem_src, "configuration") == 0,
+	   "every size the host has joins the target with its original values, the configuration's on top");
 	strcpy(p.shmem, "never");
 	strcpy(thpd_persist_size(&p, 64, true)->enabled, "always");
 	strcpy(thpd_persist_size(&p, 32, true)->shmem, "inherit");
-	thpd_target_compute_sizes(&cfg, &p, NULL, &t);
+	target(&p, "", 0, "", &t);
 	ok(strcmp(t.shmem, "never") == 0 && strcmp(t.shmem_src, "persisted state") == 0 &&
 	   t.n_sizes == 4 && t.sizes[0].kib == 32 && strcmp(t.sizes[0].shmem, "inherit") == 0 &&
 	   strcmp(t.sizes[1].enabled, "always") == 0 &&
 	   strcmp(t.sizes[1].enabled_src, "persisted state") == 0 &&
 	   strcmp(t.sizes[1].shmem, "advise") == 0 && strcmp(t.sizes[1].shmem_src, "configuration") == 0,
 	   "persisted beats configuration value by value; a persisted size joins the target");
-	thpd_cmdline_parse("thp_anon=16K-64K:madvise transparent_hugepage_shmem=deny thp_shmem=2M:always\n", &cl);
-	thpd_target_compute_sizes(&cfg, &p, &cl, &t);
+	target(&p, "thp_anon=16K-64K:madvise transparent_hugepage_shmem=deny thp_shmem=2M:always\n", 0, "",
+	       &t);
 	ok(strcmp(t.shmem, "deny") == 0 && strcmp(t.shmem_src, "kernel command line") == 0 &&
 	   t.n_sizes == 5 && t.sizes[0].kib == 16 && strcmp(t.sizes[0].enabled, "madvise") == 0 &&
 	   strcmp(t.sizes[2].enabled, "madvise") == 0 && strcmp(t.sizes[2].enabled_src, "kernel command line") == 0 &&
 	   strcmp(t.sizes[2].shmem, "advise") == 0 && strcmp(t.sizes[3].enabled, "madvise") == 0 &&
 	   strcmp(t.sizes[4].shmem, "always") == 0,
 	   "the command line beats both, for the sizes it names (16K-64K, 2M shmem)");
+	target(&p, "thp_anon=8K-64K:madvise\n", 0, "", &t);
+	z = thpd_target_size(&t, 64);
+	ok(z && strcmp(z->enabled, "always") == 0 && !thpd_target_size(&t, 16),
+	   "a thp_anon= the kernel refuses whole (8K is no anonymous size) names nothing");
+	target(&p, "thp_anon=0x10000:never\n", 0, "", &t);
+	z = thpd_target_size(&t, 64);
+	ok(z && strcmp(z->enabled, "never") == 0 && strcmp(z->enabled_src, "kernel command line") == 0,
+	   "a size the kernel takes in hex names 64K");
 	cfg.honor_kernel_cmdline = false;
-	thpd_target_compute_sizes(&cfg, &p, &cl, &t);
+	target(&p, "thp_anon=16K-64K:madvise transparent_hugepage_shmem=deny thp_shmem=2M:always\n", 0, "",
+	       &t);
 	ok(strcmp(t.shmem, "never") == 0 && t.n_sizes == 4 && strcmp(t.sizes[1].enabled, "always") == 0,
 	   "HonorKernelCmdline=no ignores thp_anon=, thp_shmem= and transparent_hugepage_shmem=");
 }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * thpd's adaptive state machine (hysteresis, calm period, what a size steps
- * down to), the persisted state file (format with shmem_enabled and sizes,
- * atomic save), the originals file's format and socket authorization, on
- * fixtures.
+ * thpd's state machine (adaptive.h): its table of every event in every
+ * state, what the host holds after each; hysteresis, calm period, what a
+ * size steps down to. The persisted state file (format with shmem_enabled
+ * and sizes, atomic save), the originals file's format and socket
+ * authorization. All on fixtures: nothing here reads a kernel.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -74,6 +75,266 @@ static void test_adaptive(void)
 	ok(!thpd_adaptive_size_step("inherit", THP_NEVER) && !thpd_adaptive_size_step(NULL, THP_NEVER) &&
 	   !thpd_adaptive_size_step("bogus", THP_NEVER),
 	   "inherit follows the top level (which steps itself); no value or an unknown word: left");
+}
+
+/*
+ * The state table. One host: enabled=always defrag=madvise shmem_enabled=never,
+ * 64K=never, 2M=inherit, pages_to_scan=4096 before thpd; a configuration
+ * with neither Mode= nor Defrag= (thpd keeps the host's), [Size 64K]
+ * Enabled=always, KhugepagedPagesToScan=1234, adaptive switching on. A row
+ * puts the machine in a state (N normal, S stepped down, U normal after a
+ * step-up), runs its events in order and checks what the host is to hold
+ * ("enabled defrag shmem_enabled 64K 2M pages_to_scan") and the state.
+ */
+#define T_TARGET "always madvise never always inherit 1234 normal"
+#define T_STEPPED "madvise defer never madvise inherit 1234 stepped-down"
+#define T_ORIGINALS "always madvise never never inherit 4096"
+
+static struct {
+	struct thpd_config cfg;
+	struct thpd_persist persist;
+	struct thp_cmdline cmdline;
+	struct thpd_originals originals;
+	struct thpd_machine m;
+	uint64_t now;
+	struct thpd_target out;	/* what a stop writes */
+	bool stop_writes;
+	bool stopped;
+} w;
+
+static void world_config(const char *extra)
+{
+	char text[512];
+	struct thpd_diag quiet = { 0 };
+
+	snprintf(text, sizeof(text),
+		 "[Global]\nKhugepagedPagesToScan=1234\n%s\n[Size 64K]\nEnabled=always\n"
+		 "[Adaptive]\nEnabled=yes\nMinFreeBlocks=10\nRecoverFreeBlocks=20\nCalmSec=5\n", extra);
+	thpd_config_defaults(&w.cfg);
+	thpd_config_parse_string(&w.cfg, "table.conf", text, &quiet);
+	thpd_config_finish(&w.cfg, NULL, &quiet);
+}
+
+static struct thpd_inputs world_inputs(void)
+{
+	return (struct thpd_inputs){ .cfg = &w.cfg, .persist = &w.persist, .cmdline = &w.cmdline,
+				     .originals = &w.originals };
+}
+
+/* start a machine and bring it into state N, S or U */
+static void world_start(char state)
+{
+	struct thpd_inputs in;
+
+	memset(&w, 0, sizeof(w));
+	world_config("");
+	thpd_originals_parse("enabled always\ndefrag madvise\nshmem_enabled never\n"
+			     "hugepages-64kB/enabled never\nhugepages-2048kB/enabled inherit\n"
+			     "pages_to_scan 4096\n", &w.originals);
+	thp_cmdline_parse("BOOT_IMAGE=/vmlinuz root=/dev/vda ro\n", 0, &w.cmdline);
+	in = world_inputs();
+	thpd_machine_start(&w.m, &in);
+	w.now = 100 * S;
+	if (state == 'S' || state == 'U')
+		thpd_adaptive_pressure(&w.m.adaptive, &w.cfg.adaptive, w.now);
+	if (state == 'U') {
+		w.now += 5 * S;
+		thpd_adaptive_tick(&w.m.adaptive, &w.cfg.adaptive, w.now);
+	}
+}
+
+/* an administrator's change: the persisted state, then the machine */
+static void world_set(enum thp_knob_id knob, unsigned long kib, const char *value)
+{
+	struct thpd_inputs in;
+
+	if (knob == THP_KNOB_ENABLED)
+		snprintf(w.persist.enabled, sizeof(w.persist.enabled), "%s", value);
+	else if (knob == THP_KNOB_DEFRAG)
+		snprintf(w.persist.defrag, sizeof(w.persist.defrag), "%s", value);
+	else if (knob == THP_KNOB_SHMEM_ENABLED)
+		snprintf(w.persist.shmem, sizeof(w.persist.shmem), "%s", value);
+	else
+		snprintf(thpd_persist_size(&w.persist, kib, true)->enabled, 16, "%s", value);
+	in = world_inputs();
+	thpd_machine_set(&w.m, &in, thpd_knob_stepped(knob));
+}
+
+static void world_event(const char *ev)
+{
+	struct thpd_inputs in = world_inputs();
+
+	if (strcmp(ev, "reload") == 0) {
+		thpd_machine_start(&w.m, &in);
+	} else if (strcmp(ev, "reload-Mode=never") == 0) {
+		world_config("Mode=never");
+		thpd_machine_start(&w.m, &in);
+	} else if (strcmp(ev, "enable-never") == 0) {
+		world_set(THP_KNOB_ENABLED, 0, "never");
+	} else if (strcmp(ev, "defrag-never") == 0) {
+		world_set(THP_KNOB_DEFRAG, 0, "never");
+	} else if (strcmp(ev, "64K-never") == 0) {
+		world_set(THP_KNOB_SIZE_ENABLED, 64, "never");
+	} else if (strcmp(ev, "2M-madvise") == 0) {
+		world_set(THP_KNOB_SIZE_ENABLED, 2048, "madvise");
+	} else if (strcmp(ev, "shmem-advise") == 0) {
+		world_set(THP_KNOB_SHMEM_ENABLED, 0, "advise");
+	} else if (strcmp(ev, "reset") == 0) {
+		memset(&w.persist, 0, sizeof(w.persist));
+		thpd_machine_set(&w.m, &in, true);
+	} else if (strcmp(ev, "crash") == 0) {
+		/* a new process: nothing of the old machine, the same files */
+		memset(&w.m, 0xa5, sizeof(w.m));
+		thpd_machine_start(&w.m, &in);
+	} else if (strncmp(ev, "stop-", 5) == 0) {
+		enum thpd_stop how = strcmp(ev, "stop-restore") == 0 ? THPD_STOP_RESTORE :
+				     strcmp(ev, "stop-keep") == 0 ? THPD_STOP_KEEP : THPD_STOP_HANDOVER;
+
+		w.stop_writes = thpd_machine_stop(&w.m, how, &w.originals, &w.out);
+		w.stopped = true;
+	} else if (strcmp(ev, "pressure") == 0) {
+		w.now += S;
+		thpd_adaptive_pressure(&w.m.adaptive, &w.cfg.adaptive, w.now);
+	} else if (strcmp(ev, "low-blocks") == 0) {
+		w.now += S;
+		thpd_adaptive_blocks(&w.m.adaptive, &w.cfg.adaptive, 3, w.now);
+	} else if (strcmp(ev, "calm") == 0) {
+		/* CalmSec=5 after the last trouble, blocks back above RecoverFreeBlocks= */
+		w.now += 5 * S;
+		thpd_adaptive_blocks(&w.m.adaptive, &w.cfg.adaptive, 25, w.now);
+	} else if (strcmp(ev, "too-soon") == 0) {
+		w.now += 1 * S;
+		thpd_adaptive_tick(&w.m.adaptive, &w.cfg.adaptive, w.now);
+	} else {
+		ok(0, "unknown event %s in the table", ev);
+	}
+}
+
+static const char *world_format(const struct thpd_target *v, bool state, char *buf, size_t size)
+{
+	const struct thpd_size_target *k64 = thpd_target_size(v, 64), *m2 = thpd_target_size(v, 2048);
+
+	snprintf(buf, size, "%s %s %s %s %s %llu%s%s", v->enabled, v->defrag, v->shmem,
+		 k64 ? k64->enabled : "-", m2 ? m2->enabled : "-",
+		 (unsigned long long)v->kh[THPD_KH_PAGES_TO_SCAN], state ? " " : "",
+		 state ? thpd_astate_name(w.m.adaptive.state) : "");
+	return buf;
+}
+
+static void test_state_table(void)
+{
+	static const struct {
+		char state;
+		const char *events, *want;
+	} rows[] = {
+		/* reload: the target of the (new) configuration; a step-down ends */
+		{ 'N', "reload", T_TARGET },
+		{ 'S', "reload", T_TARGET },
+		{ 'U', "reload", T_TARGET },
+		{ 'N', "reload-Mode=never", "never madvise never always inherit 1234 normal" },
+		{ 'S', "reload-Mode=never", "never madvise never always inherit 1234 normal" },
+		/* the socket: a value the step-down holds ends it, the rest is the target */
+		{ 'N', "enable-never", "never madvise never always inherit 1234 normal" },
+		{ 'S', "enable-never", "never madvise never always inherit 1234 normal" },
+		{ 'U', "enable-never", "never madvise never always inherit 1234 normal" },
+		{ 'N', "defrag-never", "always never never always inherit 1234 normal" },
+		{ 'S', "defrag-never", "always never never always inherit 1234 normal" },
+		{ 'U', "defrag-never", "always never never always inherit 1234 normal" },
+		{ 'N', "64K-never", "always madvise never never inherit 1234 normal" },
+		{ 'S', "64K-never", "always madvise never never inherit 1234 normal" },
+		{ 'S', "2M-madvise", "always madvise never always madvise 1234 normal" },
+		/* shmem_enabled is no value of the step-down's: it stays */
+		{ 'N', "shmem-advise", "always madvise advise always inherit 1234 normal" },
+		{ 'S', "shmem-advise", "madvise defer advise madvise inherit 1234 stepped-down" },
+		{ 'U', "shmem-advise", "always madvise advise always inherit 1234 normal" },
+		/* reset: the administrator's values forgotten */
+		{ 'N', "enable-never defrag-never reset", T_TARGET },
+		{ 'S', "enable-never pressure reset", T_TARGET },
+		{ 'S', "reset", T_TARGET },
+		{ 'U', "64K-never reset", T_TARGET },
+		/* a crash and systemd's restart: the same inputs, the same target */
+		{ 'N', "crash", T_TARGET },
+		{ 'S', "crash", T_TARGET },
+		{ 'U', "crash", T_TARGET },
+		{ 'S', "reload crash", T_TARGET },
+		{ 'S', "enable-never crash", "never madvise never always inherit 1234 normal" },
+		/* pressure and fragmentation: down to the overlay, once */
+		{ 'N', "pressure", T_STEPPED },
+		{ 'S', "pressure", T_STEPPED },
+		{ 'U', "pressure", T_STEPPED },
+		{ 'N', "low-blocks", T_STEPPED },
+		{ 'N', "enable-never pressure", "never defer never madvise inherit 1234 stepped-down" },
+		{ 'N', "shmem-advise pressure", "madvise defer advise madvise inherit 1234 stepped-down" },
+		/* calm: back to the target, however it changed meanwhile */
+		{ 'N', "calm", T_TARGET },
+		{ 'S', "calm", T_TARGET },
+		{ 'S', "too-soon", T_STEPPED },
+		{ 'S', "shmem-advise calm", "always madvise advise always inherit 1234 normal" },
+		{ 'S', "reload pressure calm", T_TARGET },
+		{ 'U', "calm", T_TARGET },
+		/* stop: the originals, or the target, or nothing for an upgrade */
+		{ 'N', "stop-restore", T_ORIGINALS },
+		{ 'S', "stop-restore", T_ORIGINALS },
+		{ 'U', "stop-restore", T_ORIGINALS },
+		{ 'N', "stop-keep", T_TARGET },
+		{ 'S', "stop-keep", T_TARGET },
+		{ 'S', "reload pressure stop-keep", T_TARGET },
+		{ 'U', "stop-keep", T_TARGET },
+		{ 'N', "stop-handover", "nothing" },
+		{ 'S', "stop-handover", "nothing" },
+		{ 'U', "stop-handover", "nothing" },
+	};
+	char buf[256], events[128], *save, *ev;
+	struct thpd_target held;
+	unsigned long switches;
+
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		world_start(rows[i].state);
+		switches = w.m.adaptive.switches;
+		snprintf(events, sizeof(events), "%s", rows[i].events);
+		for (ev = strtok_r(events, " ", &save); ev; ev = strtok_r(NULL, " ", &save))
+			world_event(ev);
+		if (w.stopped && !w.stop_writes)
+			snprintf(buf, sizeof(buf), "nothing");
+		else if (w.stopped)
+			world_format(&w.out, strcmp(rows[i].events + strlen(rows[i].events) - 7,
+						    "restore") != 0, buf, sizeof(buf));
+		else
+			world_format((thpd_machine_held(&w.m, &w.cfg.adaptive, &held), &held), true, buf,
+				     sizeof(buf));
+		ok(strcmp(buf, rows[i].want) == 0, "%c, %s: %s%s%s", rows[i].state, rows[i].events,
+		   rows[i].want, strcmp(buf, rows[i].want) ? ", got " : "",
+		   strcmp(buf, rows[i].want) ? buf : "");
+		if (strcmp(rows[i].events, "pressure") == 0 && rows[i].state == 'S')
+			ok(w.m.adaptive.switches == switches, "S, pressure: no second switch (%lu)",
+			   w.m.adaptive.switches);
+	}
+}
+
+/* the overlay alone: the lower of each value and StepDownMode=, sources said */
+static void test_overlay(void)
+{
+	struct thpd_target t, o;
+	struct thpd_adaptive_config c = { .step_down_enabled = THP_NEVER };
+
+	memset(&t, 0, sizeof(t));
+	strcpy(t.enabled, "madvise");
+	strcpy(t.defrag, "madvise");
+	t.rfc = 0;
+	t.n_sizes = 2;
+	t.sizes[0].kib = 64;
+	strcpy(t.sizes[0].enabled, "inherit");
+	t.sizes[1].kib = 2048;
+	strcpy(t.sizes[1].enabled, "madvise");
+	thpd_overlay(&t, &c, &o);
+	ok(strcmp(o.enabled, "never") == 0 && strcmp(o.enabled_src, "step-down") == 0 &&
+	   strcmp(o.defrag, "madvise") == 0 && !o.defrag_src && o.rfc == -1 &&
+	   strcmp(o.sizes[0].enabled, "inherit") == 0 && strcmp(o.sizes[1].enabled, "never") == 0,
+	   "StepDownMode=never, StepDownDefrag= empty: enabled and madvise sizes never, defrag and inherit stay");
+	c.step_down_enabled = THP_ALWAYS;
+	strcpy(c.step_down_defrag, "madvise");
+	thpd_overlay(&t, &c, &o);
+	ok(memcmp(&t, &o, sizeof(t)) == 0, "an overlay that changes nothing leaves the target whole (the number too)");
 }
 
 static void test_persist(void)
@@ -239,6 +500,8 @@ static void test_auth(void)
 int main(void)
 {
 	test_adaptive();
+	test_overlay();
+	test_state_table();
 	test_persist();
 	test_persist_sizes();
 	test_originals();
