@@ -103,7 +103,7 @@ bool parse_pid(const char *s, pid_t *pid);
 int read_comm(pid_t pid, char *comm, size_t size);
 
 /* policy --collapse: results added to out; 0 or -errno (logged) */
-int thp_collapse(pid_t pid, struct json_object *out);
+int collapse_process(pid_t pid, struct json_object *out);
 
 /*
  * A value given as "help" lists, one a line, the values the running kernel
