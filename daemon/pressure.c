@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collapse.h"
 #include "log.h"
 
 static uint64_t now_usec(void)
@@ -146,8 +147,10 @@ static void act(struct thpd *d, enum thpd_action a)
 	r = thpd_apply_settings(to_enabled, to_defrag, why, sizeof(why));
 	if (r < 0)
 		log_err("Failed to %s: %s", a == THPD_ACT_STEP_DOWN ? "step down" : "step up", why);
-	if (a == THPD_ACT_STEP_UP)
+	if (a == THPD_ACT_STEP_UP) {
 		thpd_stepped_forget(d);
+		thpd_collapse_step_up(d);
+	}
 	thpd_logf(a == THPD_ACT_STEP_DOWN ? LOG_WARNING : LOG_NOTICE,
 		  &(const struct thpd_log_fields){
 			  .event = a == THPD_ACT_STEP_DOWN ? "step-down" : "step-up",
