@@ -361,6 +361,45 @@ static const char *jget_str(struct json_object *o, const char *key)
 	return json_object_get_string(v);
 }
 
+/* thpd's [Collapse] (status "collapse"), when its thpd has it */
+static void thpd_collapse(FILE *f, struct json_object *st)
+{
+	struct json_object *c, *by;
+	const char *state;
+	char cpu[32];
+
+	if (!json_object_object_get_ex(st, "collapse", &c) || !c)
+		return;
+	state = jget_str(c, "state");
+	family(f, "thpd_collapse_enabled", "gauge", "1 when thpd's [Collapse] is on.");
+	sample(f, "thpd_collapse_enabled", NULL,
+	       json_object_get_boolean(json_object_object_get(c, "enabled")) ? "1" : "0");
+	family(f, "thpd_collapse_owed", "gauge",
+	       "1 while thpd owes a collapse pass: it watches for free hugepage blocks, or collapses.");
+	sample(f, "thpd_collapse_owed", NULL,
+	       state && (strncmp(state, "owed", 4) == 0 || strcmp(state, "collapsing") == 0) ? "1" : "0");
+	family(f, "thpd_collapse_passes_total", "counter", "Collapse passes thpd ran since it started.");
+	sample_u64(f, "thpd_collapse_passes_total", NULL, jget_u64(c, "passes"));
+	family(f, "thpd_collapse_hugepages_total", "counter",
+	       "Hugepages thpd's collapse made (the growth of AnonHugePages it caused, in PMD sizes).");
+	sample_u64(f, "thpd_collapse_hugepages_total", NULL, jget_u64(c, "hugepages"));
+	family(f, "thpd_collapse_bytes_total", "counter", "Bytes thpd's collapse turned huge.");
+	sample_u64(f, "thpd_collapse_bytes_total", NULL, jget_u64(c, "bytes"));
+	family(f, "thpd_collapse_failures_total", "counter",
+	       "PMD ranges MADV_COLLAPSE failed on, by reason: nomem (no hugepage), again (pages busy), busy (memory cgroup full), invalid (cannot be collapsed), other.");
+	if (json_object_object_get_ex(c, "failures_by", &by) && json_object_is_type(by, json_type_object)) {
+		json_object_object_foreach(by, reason, v) {
+			const char *labels[] = { "reason", reason, NULL };
+
+			sample_u64(f, "thpd_collapse_failures_total", labels, json_object_get_uint64(v));
+		}
+	}
+	family(f, "thpd_collapse_cpu_seconds_total", "counter",
+	       "CPU time thpd spent on collapse: scanning and the collapses themselves, which run in thpd.");
+	snprintf(cpu, sizeof(cpu), "%.6f", (double)jget_u64(c, "cpu_usec") / 1e6);
+	sample(f, "thpd_collapse_cpu_seconds_total", NULL, cpu);
+}
+
 static void thpd(FILE *f)
 {
 	struct json_object *st = NULL, *adaptive = NULL, *persisted = NULL;
@@ -408,6 +447,7 @@ static void thpd(FILE *f)
 		       "The setting thpd keeps, as labels (empty: not set).");
 		sample(f, "thpd_persisted_info", labels, "1");
 	}
+	thpd_collapse(f, st);
 	json_object_put(st);
 }
 

@@ -105,11 +105,16 @@ void thpd_budget_reset(struct thpd_budget *b, const struct thpd_collapse_config 
 	b->at = now;
 }
 
+/* at most an hour to pay back: a clock gone wrong cannot stop thpd for years */
+#define MAX_OWED_SEC 3600
+
 static void refill(int64_t *tokens, int64_t per_sec, uint64_t dt)
 {
-	int64_t add = (int64_t)((unsigned __int128)per_sec * dt / USEC_PER_SEC);
+	unsigned __int128 add = (unsigned __int128)per_sec * dt / USEC_PER_SEC;
 
-	*tokens = *tokens + add > per_sec ? per_sec : *tokens + add;
+	if (*tokens < -per_sec * MAX_OWED_SEC)
+		*tokens = -per_sec * MAX_OWED_SEC;
+	*tokens = add >= (unsigned __int128)(per_sec - *tokens) ? per_sec : *tokens + (int64_t)add;
 }
 
 /* usec until tokens > 0 again at per_sec a second */
@@ -126,9 +131,6 @@ uint64_t thpd_budget_wait(struct thpd_budget *b, const struct thpd_collapse_conf
 {
 	uint64_t dt = now > b->at ? now - b->at : 0, wb = 0, wc = 0;
 
-	/* a full bucket holds a second: a longer gap adds nothing more */
-	if (dt > USEC_PER_SEC)
-		dt = USEC_PER_SEC;
 	b->at = now > b->at ? now : b->at;
 	/* no limit: the bucket stays empty and never holds anything back */
 	if (cfg->max_rate_mib) {
@@ -146,15 +148,18 @@ uint64_t thpd_budget_wait(struct thpd_budget *b, const struct thpd_collapse_conf
 	return wb > wc ? wb : wc;
 }
 
+static void take(int64_t *tokens, uint64_t n)
+{
+	/* far below anything refill() keeps: no overflow, whatever is charged */
+	const int64_t floor = -(INT64_C(1) << 62);
+
+	*tokens = n >= (uint64_t)(*tokens - floor) ? floor : *tokens - (int64_t)n;
+}
+
 void thpd_budget_charge(struct thpd_budget *b, uint64_t bytes, uint64_t cpu_usec)
 {
-	/* at most an hour's worth of either: a clock gone wrong cannot stop thpd for years */
-	if (bytes > (1ULL << 50))
-		bytes = 1ULL << 50;
-	if (cpu_usec > 3600 * USEC_PER_SEC)
-		cpu_usec = 3600 * USEC_PER_SEC;
-	b->bytes -= (int64_t)bytes;
-	b->cpu_usec -= (int64_t)cpu_usec;
+	take(&b->bytes, bytes);
+	take(&b->cpu_usec, cpu_usec);
 }
 
 int thpd_psi_some_total(const char *text, uint64_t *total)

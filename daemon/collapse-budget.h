@@ -23,6 +23,7 @@
  * collapse costs). Work may start while both hold a token; what it cost
  * is charged after, so a bucket can go below zero and the wait pays it
  * back: over any span T, at most rate x T + one second's worth + one step.
+ * More than an hour's worth below zero is forgiven.
  */
 #ifndef THPD_COLLAPSE_BUDGET_H
 #define THPD_COLLAPSE_BUDGET_H

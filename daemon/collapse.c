@@ -659,8 +659,8 @@ int thpd_collapse_open(struct thpd *d)
 		 "%% of a CPU, free blocks watched every %" PRIu64 " ms while owed, %ld kept free",
 		 cfg->all ? "all processes" : "the processes rules name", cfg->max_rate_mib,
 		 cfg->cpu_percent, cfg->watch_usec / 1000, cfg->reserve_blocks);
-	/* what is small now may be collapsible already */
-	owe(d, "started", 0);
+	/* what is small now may be collapsible already: look once the start has settled */
+	owe(d, "started", cfg->watch_usec);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #   state   thpd's state file, /proc/cmdline, /proc/PID/cgroup (daemon/persist.c, precedence.c, originals.c, rules.c)
 #   request thpd's request handler behind the parser, as root and as a user, on a fake sysfs tree
 #   cn      the proc connector datagrams of thpd's exec events (daemon/exec-events.c)
+#   smaps   /proc/PID/smaps and pagemap as the collapse engine reads them (lib/thp-collapse.c)
 # Each runs from its committed corpus fuzz/corpus/NAME (new inputs go to
 # build/fuzz/work/NAME, never into the repository).
 #
@@ -18,7 +19,7 @@
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_SMOKE_SECONDS ?= 5
-FUZZ_TARGETS := proto mode config state request cn
+FUZZ_TARGETS := proto mode config state request cn smaps
 FUZZ_OUT := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \
@@ -40,6 +41,7 @@ FUZZ_OBJS_config := $(FUZZ_DAEMON_OBJS) $(FUZZ_LIB_OBJS)
 FUZZ_OBJS_state := $(FUZZ_DAEMON_OBJS) $(FUZZ_LIB_OBJS)
 FUZZ_OBJS_request := $(FUZZ_DAEMON_OBJS) $(FUZZ_LIB_OBJS)
 FUZZ_OBJS_cn := $(FUZZ_DAEMON_OBJS) $(FUZZ_LIB_OBJS)
+FUZZ_OBJS_smaps := $(FUZZ_LIB_OBJS)
 
 .SECONDEXPANSION:
 $(FUZZ_OUT)/fuzz-%: $(FUZZ_OUT)/obj/fuzz/fuzz-%.o $$(FUZZ_OBJS_$$*)
