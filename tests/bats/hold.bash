@@ -40,19 +40,29 @@ hold_start() {
 	HOLD_IN=$hold_IN
 	HOLD_OUT=$hold_OUT
 	exec 8>&"$hold_FD" {hold_FD}>&-
+	HOLD_FDS=("${HOLD_FDS[@]:0:${#HOLD_FDS[@]}-1}")
 }
 
 # hold_start_as NAME CMD...: the same for one of several helpers held at
 # once: sets NAME_PID, NAME_OUT, NAME_IN and NAME_FD (the FIFO's writing
-# end); hold_finish_as NAME, hold_kill_as NAME.
+# end); hold_finish_as NAME, hold_kill_as NAME. Each helper starts without
+# the other helpers' FIFOs: one that held another's open would keep it
+# from ever seeing its end.
+HOLD_FDS=()
 hold_start_as() {
 	local d=${BATS_TEST_TMPDIR:-/tmp} name=$1 fd pid
 	shift
 	rm -f "$d/$name.in" "$d/$name.out"
 	mkfifo "$d/$name.in"
-	"$@" <"$d/$name.in" >"$d/$name.out" 2>&1 3>&- &
+	(
+		for fd in 8 "${HOLD_FDS[@]}"; do
+			eval "exec $fd>&-" 2>/dev/null
+		done
+		exec "$@"
+	) <"$d/$name.in" >"$d/$name.out" 2>&1 3>&- &
 	pid=$!
 	exec {fd}>"$d/$name.in"
+	HOLD_FDS+=("$fd")
 	printf -v "${name}_PID" %s "$pid"
 	printf -v "${name}_FD" %s "$fd"
 	printf -v "${name}_IN" %s "$d/$name.in"

@@ -8,8 +8,11 @@
  * the free memory is scattered single pages that compaction can turn into
  * hugepages but a plain allocation cannot. With --take-blocks it then
  * also takes the free order-9 blocks that are left (hugepages of its own,
- * MADV_HUGEPAGE, 2 MiB at a time while /proc/buddyinfo shows any), so
- * that nothing but compaction can give a fault a hugepage. Prints
+ * 2 MiB at a time while /proc/buddyinfo shows any and MemFree stays above
+ * --leave), so that nothing but compaction can give a fault a hugepage.
+ * Its memory is not madvised: run it under enabled=always with a defrag
+ * that does not compact for such memory (madvise, the default), or every
+ * block it takes would be compacted out of the fragmentation. Prints
  * held_mib=, freed_mib=, taken_mib=, free_blocks=, memfree_mib= and
  * "ready", then waits for stdin to close (or SIGTERM).
  *
@@ -52,20 +55,21 @@ static void on_term(int sig)
 }
 
 /*
- * Hugepages of our own while /proc/buddyinfo shows free order-9 blocks; stops
- * at the first 2 MiB that does not come out huge (THP off, or the block was
- * gone). The bytes taken, or -1.
+ * Hugepages of our own while /proc/buddyinfo shows free order-9 blocks and
+ * MemFree stays above leave; stops at the first 2 MiB that does not come
+ * out huge (THP not always, or the block was gone). The bytes taken, or -1.
  */
-static long take_blocks(void)
+static long take_blocks(long leave)
 {
 	long taken = 0;
 
-	for (int i = 0; i < MAX_STEPS && thp_buddyinfo_free_blocks(9) > 0; i++) {
+	for (int i = 0; i < MAX_STEPS && thp_buddyinfo_free_blocks(9) > 0 && memfree_mib() > leave;
+	     i++) {
 		void *p;
+		int r = thp_mmap_aligned(TEST_HPAGE, TEST_HPAGE, 0, &p);
 
-		if (thp_mmap_aligned(TEST_HPAGE, TEST_HPAGE, 0, &p) < 0 ||
-		    madvise(p, TEST_HPAGE, MADV_HUGEPAGE)) {
-			fprintf(stderr, "thp-frag: 2 MiB for a block: %s\n", strerror(errno));
+		if (r < 0) {
+			fprintf(stderr, "thp-frag: 2 MiB for a block: %s\n", strerror(-r));
 			return -1;
 		}
 		memset(p, 1, TEST_HPAGE);
@@ -128,7 +132,7 @@ int main(int argc, char **argv)
 			freed += PAGE;
 		}
 	if (take) {
-		taken = take_blocks();
+		taken = take_blocks(leave);
 		if (taken < 0)
 			return 3;
 	}
