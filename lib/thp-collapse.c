@@ -94,7 +94,10 @@ static bool parse_header(const char *s, const char *end, struct thp_smaps_vma *v
 	if (!number(&s, end, 16, &start) || s >= end || *s++ != '-' ||
 	    !number(&s, end, 16, &stop) || s >= end || *s++ != ' ')
 		return false;
-	if (end - s < 5 || s[4] != ' ')
+	/* [r-][w-][x-][sp], as show_map_vma() prints them */
+	if (end - s < 5 || s[4] != ' ' || (s[0] != 'r' && s[0] != '-') ||
+	    (s[1] != 'w' && s[1] != '-') || (s[2] != 'x' && s[2] != '-') ||
+	    (s[3] != 's' && s[3] != 'p'))
 		return false;
 	vma_reset(v);
 	memcpy(v->perms, s, 4);
@@ -189,6 +192,9 @@ int thp_smaps_line(struct thp_smaps_parser *p, const char *line, size_t len,
 	const char *end = line + len;
 	struct thp_smaps_vma v;
 
+	/* the kernel never prints a NUL: such a line is not smaps */
+	if (memchr(line, '\0', len))
+		return 0;
 	/* a header starts with the hexadecimal start address; field names with a capital */
 	if (len && ((*line >= '0' && *line <= '9') || (*line >= 'a' && *line <= 'f')) &&
 	    parse_header(line, end, &v)) {

@@ -62,8 +62,9 @@ struct thp_smaps_vma {
  * without its '\n', len bytes, not NUL-terminated) returns 1 when the line
  * began a new VMA and the previous one is complete in *out, 0 otherwise;
  * thp_smaps_end() returns 1 with the last VMA, 0 when there was none.
- * Lines that are neither a VMA header nor a known field are ignored; a
- * field that does not parse leaves its default (0, -1 for THPeligible).
+ * Lines that are neither a VMA header nor a known field are ignored, as is
+ * any line with a NUL byte; a field that does not parse leaves its default
+ * (0, -1 for THPeligible).
  */
 struct thp_smaps_parser {
 	struct thp_smaps_vma cur;

@@ -158,6 +158,10 @@ static void test_smaps(void)
 	   thp_smaps_end(&p, &v[0]) == 0, "an address over 64 bits: not a header");
 	ok(thp_smaps_line(&p, "1000-2000 rw-p 0 0:0\n", 21, &v[0]) == 0 &&
 	   thp_smaps_end(&p, &v[0]) == 0, "no inode: not a header");
+	ok(thp_smaps_line(&p, "1000-2000 rwzp 0 0:0 0\n", 23, &v[0]) == 0 &&
+	   thp_smaps_end(&p, &v[0]) == 0, "perms the kernel never prints: not a header");
+	ok(thp_smaps_line(&p, "1000-2000 rw-p 0 0:0 0 [he\0ap]\n", 31, &v[0]) == 0 &&
+	   thp_smaps_end(&p, &v[0]) == 0, "a NUL byte: not smaps at all");
 	/* a name longer than the field: cut, and said */
 	{
 		char line[200];
