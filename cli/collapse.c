@@ -67,7 +67,8 @@ int collapse_process(pid_t pid, struct json_object *out)
 		return r;
 	}
 	/* best effort: a range without a free hugepage, or pinned, fails alone */
-	while ((r = thp_collapse_next(&cur, &step)) >= 0) {
+	/* one range a call: what failed is said range by range */
+	while ((r = thp_collapse_next(&cur, 1, &step)) >= 0) {
 		if (r == 0)
 			continue;
 		ranges++;

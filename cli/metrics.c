@@ -386,7 +386,7 @@ static void thpd_collapse(FILE *f, struct json_object *st)
 	family(f, "thpd_collapse_bytes_total", "counter", "Bytes thpd's collapse turned huge.");
 	sample_u64(f, "thpd_collapse_bytes_total", NULL, jget_u64(c, "bytes"));
 	family(f, "thpd_collapse_failures_total", "counter",
-	       "PMD ranges MADV_COLLAPSE failed on, by reason: nomem (no hugepage), again (pages busy), busy (memory cgroup full), invalid (cannot be collapsed), other.");
+	       "MADV_COLLAPSE calls that failed (each covers up to 8 contiguous 2 MiB ranges), by reason: nomem (no hugepage), again (pages busy), busy (memory cgroup full), invalid (cannot be collapsed), other.");
 	if (json_object_object_get_ex(c, "failures_by", &by) && json_object_is_type(by, json_type_object)) {
 		json_object_object_foreach(by, reason, v) {
 			const char *labels[] = { "reason", reason, NULL };

@@ -12,9 +12,10 @@
  *             names): its smaps through the engine (lib/thp-collapse.h,
  *             the kernel's own eligibility), kept when it has small pages
  *             in eligible VMAs; then ranked, biggest gain first
- *   collapse  one PMD range at a time, each process in turn; before each
- *             range the free blocks, before each slice the step-down state,
- *             PSI and the budget (collapse-budget.c)
+ *   collapse  up to BATCH_RANGES contiguous PMD ranges a call, each
+ *             process in turn; before each call the free blocks, before
+ *             each slice the step-down state, PSI and the budget
+ *             (collapse-budget.c)
  *
  * A pass ends paid (everything tried) or owed: free blocks down to the
  * reserve, MADV_COLLAPSE's ENOMEM or EAGAIN (a failed allocation), PSI's
@@ -40,6 +41,8 @@
 
 /* work between two returns to the event loop */
 #define SLICE_USEC 20000
+/* PMD ranges a MADV_COLLAPSE call: 16 MiB, a few ms on a real CPU */
+#define BATCH_RANGES 8
 
 enum fail_kind { FAIL_NOMEM, FAIL_AGAIN, FAIL_BUSY, FAIL_INVALID, FAIL_OTHER, FAIL_N };
 static const char *const fail_names[FAIL_N] = { "nomem", "again", "busy", "invalid", "other" };
@@ -199,7 +202,7 @@ static void proc_end(struct thpd *d, int err)
 	struct thpd_collapse *c = d->collapse;
 	struct pass_proc *p = &c->procs[c->order[c->cur].index];
 	uint64_t before = 0, total, spans_after = 0, gained = 0, hugepages;
-	char pid[16], bytes[24], huge[24], ranges[24], failed[24], cpu[24], what[32];
+	char pid[32], bytes[48], huge[48], ranges[48], failed[48], cpu[48], what[32];
 	char rule[80] = "";
 	int r;
 
@@ -232,7 +235,7 @@ static void proc_end(struct thpd *d, int err)
 				.extra = (const char *const[]){ pid, bytes, huge, ranges, failed, cpu,
 								 NULL } },
 			  "Collapsed %s of PID %d (%s%s) into %" PRIu64
-			  " hugepages: %lu ranges tried, %lu failed%s%s; %" PRIu64 " ms, CPU %" PRIu64
+			  " hugepages: %lu ranges tried, %lu calls failed%s%s; %" PRIu64 " ms, CPU %" PRIu64
 			  " ms%s",
 			  what, (int)p->plan.pid, p->comm, rule, hugepages, c->proc_ranges,
 			  c->proc_failed, c->proc_err ? " (last: " : "",
@@ -432,6 +435,7 @@ static bool collapse_slice(struct thpd *d, uint64_t t0, uint64_t *bytes)
 	struct thp_collapse_step step;
 	uint64_t cpu0;
 	char why[160];
+	long spare;
 	int r;
 
 	while (now_usec() - t0 < SLICE_USEC) {
@@ -452,14 +456,16 @@ static bool collapse_slice(struct thpd *d, uint64_t t0, uint64_t *bytes)
 			c->proc_start = now_usec();
 		}
 		/* each range takes a block: leave the reserve to faults */
-		if (free_blocks() <= reserve(d)) {
+		spare = free_blocks() - reserve(d);
+		if (spare <= 0) {
 			snprintf(why, sizeof(why), "free hugepage blocks down to the reserve (%ld)",
 				 reserve(d));
 			pass_end(d, false, why);
 			return false;
 		}
 		cpu0 = cpu_usec();
-		r = thp_collapse_next(&c->cursor, &step);
+		r = thp_collapse_next(&c->cursor, spare < BATCH_RANGES ? (unsigned int)spare :
+					  BATCH_RANGES, &step);
 		c->proc_cpu += cpu_usec() - cpu0;
 		if (r == 0)
 			continue;
@@ -468,16 +474,16 @@ static bool collapse_slice(struct thpd *d, uint64_t t0, uint64_t *bytes)
 			proc_end(d, r == -ENODATA ? 0 : r);
 			continue;
 		}
-		*bytes += c->pmd_size;
-		c->proc_ranges++;
-		c->ranges++;
+		*bytes += step.nr * c->pmd_size;
+		c->proc_ranges += step.nr;
+		c->ranges += step.nr;
 		if (!step.err)
 			continue;
 		c->proc_failed++;
 		c->proc_err = step.err;
 		c->failures[fail_kind(step.err)]++;
 		if (step.err == -ENOMEM || step.err == -EAGAIN) {
-			snprintf(why, sizeof(why), "a hugepage allocation failed (%s at %#lx in PID %d)",
+			snprintf(why, sizeof(why), "a hugepage allocation failed (%s from %#lx in PID %d)",
 				 step.err == -ENOMEM ? "ENOMEM" : "EAGAIN", step.addr, (int)p->plan.pid);
 			pass_end(d, false, why);
 			return false;

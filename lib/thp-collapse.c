@@ -586,17 +586,32 @@ static bool range_count(struct thp_collapse_cursor *c, unsigned long addr,
 	return true;
 }
 
-int thp_collapse_next(struct thp_collapse_cursor *c, struct thp_collapse_step *step)
+/* may the range at addr be tried? counted in ranges_skipped when not */
+static bool range_ok(struct thp_collapse_cursor *c, unsigned long addr)
+{
+	unsigned int nr = (unsigned int)(c->plan->pmd_size / PAGE_4K);
+	struct thp_range_count count;
+	enum thp_skip skip;
+
+	if (!range_count(c, addr, &count))
+		return true;
+	skip = thp_collapse_range_check(&count, nr, &c->limits);
+	if (skip == THP_SKIP_NONE)
+		return true;
+	c->ranges_skipped[skip]++;
+	return false;
+}
+
+int thp_collapse_next(struct thp_collapse_cursor *c, unsigned int max_ranges,
+		      struct thp_collapse_step *step)
 {
 	const struct thp_collapse_plan *plan = c->plan;
 	unsigned long pmd = plan->pmd_size;
-	unsigned int nr = (unsigned int)(pmd / PAGE_4K);
 
 	for (int looked = 0; looked < 64;) {
 		const struct thp_collapse_span *s;
-		struct thp_range_count count;
-		enum thp_skip skip;
 		unsigned long addr;
+		unsigned int n = 1;
 		int r;
 
 		if (c->span >= plan->n_spans)
@@ -612,17 +627,23 @@ int thp_collapse_next(struct thp_collapse_cursor *c, struct thp_collapse_step *s
 		addr = c->addr;
 		c->addr += pmd;
 		looked++;
-		if (range_count(c, addr, &count)) {
-			skip = thp_collapse_range_check(&count, nr, &c->limits);
-			if (skip != THP_SKIP_NONE) {
-				c->ranges_skipped[skip]++;
-				continue;
+		if (!range_ok(c, addr))
+			continue;
+		/* the ranges right after it, while they may be tried too */
+		while (n < max_ranges && c->addr < s->end && looked < 64) {
+			looked++;
+			if (!range_ok(c, c->addr)) {
+				c->addr += pmd;
+				break;
 			}
+			c->addr += pmd;
+			n++;
 		}
-		r = pmadvise(c->pidfd, addr, pmd);
+		r = pmadvise(c->pidfd, addr, n * pmd);
 		if (r == -ESRCH || r == -EPERM)
 			return r;
 		step->addr = addr;
+		step->nr = n;
 		step->err = r;
 		return 1;
 	}

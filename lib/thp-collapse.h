@@ -4,8 +4,8 @@
  * --collapse` and thpd's collapse (daemon/collapse.c): read a process's
  * /proc/PID/smaps, decide which of its VMAs may be collapsed into
  * PMD-sized hugepages and how many small-page bytes that would turn huge,
- * rank processes by that gain, and collapse one PMD range at a time with
- * process_madvise(pidfd, MADV_COLLAPSE) (Linux 6.1).
+ * rank processes by that gain, and collapse them a few contiguous PMD
+ * ranges at a time with process_madvise(pidfd, MADV_COLLAPSE) (Linux 6.1).
  *
  * MADV_COLLAPSE ignores the THP sysfs settings (enabled, the per-size
  * values, khugepaged's max_ptes_*): it collapses whatever it is asked to.
@@ -178,19 +178,23 @@ void thp_collapse_plan_free(struct thp_collapse_plan *plan);
 int thp_collapse_plan_huge_now(const struct thp_collapse_plan *plan, uint64_t *total_kib,
 			       uint64_t *spans_kib);
 
-/* one range tried: where, and the kernel's answer */
+/* one call tried: where, how many PMD ranges from there, the kernel's answer */
 struct thp_collapse_step {
 	unsigned long addr;
+	unsigned int nr;
 	int err;	/* 0, or MADV_COLLAPSE's -errno: -ENOMEM (no hugepage), -EAGAIN
-			 * (pages busy), -EBUSY (memory cgroup charge), -EINVAL (this range
-			 * cannot be: pinned, ...) */
+			 * (pages busy), -EBUSY (memory cgroup charge), -EINVAL (a range
+			 * cannot be: pinned, ...); for several ranges, the last failure */
 };
 
 /*
  * Walks a plan's spans range by range: each call to next() skips what the
- * limits leave alone (counted in ranges_skipped) and tries at most one
- * range, looking at no more than 64 ranges, so a caller can keep its time
- * slices short.
+ * limits leave alone (counted in ranges_skipped) and tries at most
+ * max_ranges contiguous ranges in one process_madvise() call, looking at
+ * no more than 64 ranges, so a caller can keep its time slices short.
+ * Several ranges a call save the kernel's per-call work (a drain of every
+ * CPU's LRU caches, the VMA walk); the process's mmap lock is still taken
+ * once a range, so it waits no longer.
  */
 struct thp_collapse_cursor {
 	const struct thp_collapse_plan *plan;
@@ -213,7 +217,8 @@ int thp_collapse_cursor_open(struct thp_collapse_cursor *c, const struct thp_col
  * -errno that ends it: -ESRCH (gone), -EPERM (not allowed: CAP_SYS_NICE,
  * ptrace access).
  */
-int thp_collapse_next(struct thp_collapse_cursor *c, struct thp_collapse_step *step);
+int thp_collapse_next(struct thp_collapse_cursor *c, unsigned int max_ranges,
+		      struct thp_collapse_step *step);
 void thp_collapse_cursor_close(struct thp_collapse_cursor *c);
 
 /*
