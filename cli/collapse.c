@@ -2,142 +2,101 @@
 /*
  * thpctl policy --collapse: ask the kernel to collapse a process's anonymous
  * memory into hugepages now, with process_madvise(MADV_COLLAPSE) (Linux 6.1)
- * on every 2 MiB-aligned stretch of its private writable anonymous mappings.
- * Works on a stock kernel too; needs CAP_SYS_NICE and ptrace read access.
+ * on every populated PMD range of its private writable anonymous mappings
+ * that MADV_COLLAPSE may touch: the collapse engine's "asked" scope
+ * (lib/thp-collapse.h), where the administrator's request stands in for the
+ * THP mode. Works on a stock kernel too; needs CAP_SYS_NICE and ptrace read
+ * access.
  */
 #include "thpctl.h"
 #include "thp.h"
+#include "thp-collapse.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
-#ifndef MADV_COLLAPSE
-#define MADV_COLLAPSE 25
-#endif
-#define HPAGE_SIZE (2UL << 20)
-
-static int pmadvise(int pidfd, const struct iovec *iov, size_t n, int advice)
+/* the VMAs and ranges left alone, by reason: {"nohugepage": 1, ...} */
+static struct json_object *skipped(const struct thp_collapse_plan *plan,
+				   const struct thp_collapse_cursor *cur)
 {
-	long r = syscall(SYS_process_madvise, pidfd, iov, n, advice, 0);
+	struct json_object *o = json_object_new_object();
 
-	return r < 0 ? -errno : 0;
+	for (int s = THP_SKIP_NONE + 1; s < THP_SKIP_N; s++) {
+		unsigned int n = plan->vmas_skipped[s] + (cur ? cur->ranges_skipped[s] : 0);
+
+		/* private file mappings and the like are not news */
+		if (n && s != THP_SKIP_NOT_ANON && s != THP_SKIP_NO_SMALL)
+			jadd_u64(o, thp_skip_name((enum thp_skip)s), n);
+	}
+	return o;
 }
 
-static int anon_huge(pid_t pid, uint64_t *kib)
+int collapse_process(pid_t pid, struct json_object *out)
 {
-	static char buf[4096];
-	char path[64];
-	int r;
-
-	snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
-	r = thp_read_file(path, buf, sizeof(buf));
-	if (r < 0)
-		return r;
-	return thp_kv_get(buf, "AnonHugePages", kib);
-}
-
-int thp_collapse(pid_t pid, struct json_object *out)
-{
-	char path[64], *line = NULL;
+	static const struct thp_collapse_limits none = THP_COLLAPSE_NO_LIMITS;
+	struct thp_collapse_plan plan;
+	struct thp_collapse_cursor cur;
+	struct thp_collapse_step step;
 	unsigned long ranges = 0, failed = 0;
-	size_t cap = 0;
-	uint64_t before = 0, after = 0;
-	int pidfd, r, last_err = 0;
-	FILE *maps;
+	uint64_t after = 0, spans_after;
+	char path[64];
+	int r, last_err = 0;
 
-	pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0) {
-		log_error("pidfd_open(%d): %s", (int)pid, strerror(errno));
-		return -errno;
-	}
-	/* an empty vector checks that the kernel knows MADV_COLLAPSE here */
-	r = pmadvise(pidfd, NULL, 0, MADV_COLLAPSE);
-	if (r == -EINVAL || r == -ENOSYS) {
+	r = thp_collapse_probe();
+	if (r == -EOPNOTSUPP) {
 		log_error("process_madvise(MADV_COLLAPSE) is not supported by this kernel");
-		close(pidfd);
-		return -EOPNOTSUPP;
-	}
-	if (r < 0) {
-		log_error("process_madvise(%d, MADV_COLLAPSE): %s", (int)pid, strerror(-r));
-		close(pidfd);
 		return r;
 	}
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-	maps = fopen(full_path(path), "re");
-	if (!maps) {
-		r = -errno;
-		log_error("cannot open %s: %s", full_path(path), strerror(-r));
-		close(pidfd);
+	if (r < 0) {
+		log_error("process_madvise(MADV_COLLAPSE): %s", strerror(-r));
 		return r;
 	}
-	r = anon_huge(pid, &before);
+	r = thp_collapse_plan_read(pid, THP_SCOPE_ASKED, thp_collapse_pmd_size(), &plan);
 	if (r < 0) {
-		snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
+		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
 		log_error("cannot read %s: %s", full_path(path), strerror(-r));
-		fclose(maps);
-		close(pidfd);
 		return r;
 	}
-	/* whole lines: a mapped file's name is up to PATH_MAX long */
-	while (getline(&line, &cap, maps) > 0) {
-		unsigned long start, end, ino;
-		char perms[5];
-		const char *name;
-		struct iovec iov;
-		int at = 0;
-
-		/* "start-end perms offset dev inode [name]" */
-		if (sscanf(line, "%lx-%lx %4s %*s %*s %lu %n", &start, &end, perms, &ino, &at) < 4 ||
-		    at == 0 || strlen(perms) != 4)
+	r = thp_collapse_cursor_open(&cur, &plan, &none);
+	if (r < 0) {
+		log_error("pidfd_open(%d): %s", (int)pid, strerror(-r));
+		thp_collapse_plan_free(&plan);
+		return r;
+	}
+	/* best effort: a range without a free hugepage, or pinned, fails alone */
+	/* one range a call: what failed is said range by range */
+	while ((r = thp_collapse_next(&cur, 1, &step)) >= 0) {
+		if (r == 0)
 			continue;
-		name = line + at;
-		line[strcspn(line, "\n")] = '\0';
-		/* private writable anonymous memory: heap, stack, (named) anonymous mmap */
-		if (perms[1] != 'w' || perms[3] != 'p' || ino != 0 ||
-		    (name[0] && strcmp(name, "[heap]") && strcmp(name, "[stack]") &&
-		     strncmp(name, "[anon:", 6)))
-			continue;
-		start = (start + HPAGE_SIZE - 1) & ~(HPAGE_SIZE - 1);
-		end &= ~(HPAGE_SIZE - 1);
-		if (start >= end)
-			continue;
-		iov.iov_base = (void *)start;
-		iov.iov_len = end - start;
 		ranges++;
-		r = pmadvise(pidfd, &iov, 1, MADV_COLLAPSE);
-		if (r == -EPERM || r == -ESRCH) {
-			log_error("process_madvise(%d, MADV_COLLAPSE): %s", (int)pid, strerror(-r));
-			free(line);
-			fclose(maps);
-			close(pidfd);
-			return r;
-		}
-		/* best effort: a stretch with holes or no free hugepage fails alone */
-		if (r < 0) {
+		if (step.err < 0) {
 			failed++;
-			last_err = -r;
+			last_err = -step.err;
 		}
 	}
-	free(line);
-	fclose(maps);
-	close(pidfd);
-	r = anon_huge(pid, &after);
-	if (r < 0) {
-		snprintf(path, sizeof(path), "/proc/%d/smaps_rollup", (int)pid);
-		log_error("cannot read %s: %s", full_path(path), strerror(-r));
-		return r;
+	if (r != -ENODATA) {
+		log_error("process_madvise(%d, MADV_COLLAPSE): %s", (int)pid, strerror(-r));
+		goto out;
 	}
-
+	r = thp_collapse_plan_huge_now(&plan, &after, &spans_after);
+	if (r < 0) {
+		snprintf(path, sizeof(path), "/proc/%d/smaps", (int)pid);
+		log_error("cannot read %s: %s", full_path(path), strerror(-r));
+		goto out;
+	}
 	jadd_u64(out, "ranges", ranges);
 	jadd_u64(out, "ranges_failed", failed);
 	jadd_str(out, "last_error", last_err ? strerror(last_err) : NULL);
-	jadd_u64(out, "anon_huge_kib_before", before);
+	jadd_u64(out, "anon_huge_kib_before", plan.anon_huge_kib);
 	jadd_u64(out, "anon_huge_kib_after", after);
-	return 0;
+	if (out)
+		json_object_object_add(out, "skipped", skipped(&plan, &cur));
+	r = 0;
+out:
+	thp_collapse_cursor_close(&cur);
+	thp_collapse_plan_free(&plan);
+	return r;
 }

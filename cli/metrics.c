@@ -513,6 +513,47 @@ static bool thpd_unit_installed(void)
 	return false;
 }
 
+/* thpd's [Collapse] (status "collapse"), when its thpd has it */
+static void thpd_collapse(struct expo *e, struct json_object *st)
+{
+	struct json_object *c, *by;
+	const char *state;
+	uint64_t usec;
+	char cpu[32];
+
+	if (!json_object_object_get_ex(st, "collapse", &c) || !c)
+		return;
+	state = jget_str(c, "state");
+	single(e, "thpd_collapse_enabled", "gauge", "1 when thpd's [Collapse] is on.",
+	       json_object_new_int(json_object_get_boolean(json_object_object_get(c, "enabled"))));
+	single(e, "thpd_collapse_owed", "gauge",
+	       "1 while thpd owes a collapse pass: it watches for free hugepage blocks, or collapses.",
+	       json_object_new_int(state && (strncmp(state, "owed", 4) == 0 ||
+					     strcmp(state, "collapsing") == 0)));
+	single(e, "thpd_collapse_passes_total", "counter", "Collapse passes thpd ran since it started.",
+	       json_object_new_uint64(jget_u64(c, "passes")));
+	single(e, "thpd_collapse_hugepages_total", "counter",
+	       "Hugepages thpd's collapse made (the growth of AnonHugePages it caused, in PMD sizes).",
+	       json_object_new_uint64(jget_u64(c, "hugepages")));
+	single(e, "thpd_collapse_bytes_total", "counter", "Bytes thpd's collapse turned huge.",
+	       json_object_new_uint64(jget_u64(c, "bytes")));
+	family(e, "thpd_collapse_failures_total", "counter",
+	       "MADV_COLLAPSE calls that failed (each covers up to 8 contiguous 2 MiB ranges), by reason: nomem (no hugepage), again (pages busy), busy (memory cgroup full), invalid (cannot be collapsed), other.");
+	if (json_object_object_get_ex(c, "failures_by", &by) && json_object_is_type(by, json_type_object)) {
+		json_object_object_foreach(by, reason, v) {
+			const char *labels[] = { "reason", reason, NULL };
+
+			sample_u64(e, labels, json_object_get_uint64(v));
+		}
+	}
+	/* the number as written, "1.250000", in the text and the JSON */
+	usec = jget_u64(c, "cpu_usec");
+	snprintf(cpu, sizeof(cpu), "%" PRIu64 ".%06" PRIu64, usec / 1000000, usec % 1000000);
+	single(e, "thpd_collapse_cpu_seconds_total", "counter",
+	       "CPU time thpd spent on collapse: scanning and the collapses themselves, which run in thpd.",
+	       json_object_new_double_s((double)usec / 1e6, cpu));
+}
+
 /*
  * thpd's state from its status reply. thpd_installed always; thpd_up where
  * thpd is installed or answered, so that `thpd_up == 0` never fires on a
@@ -573,6 +614,7 @@ static void thpd(struct expo *e)
 		single(e, "thpd_drift_files", "gauge",
 		       "THP files in sysfs that differ from what thpd should hold (its target, and the step-down on top of it), as thpctl verify counts them.",
 		       json_object_new_uint64(drift));
+	thpd_collapse(e, st);
 	json_object_put(st);
 }
 

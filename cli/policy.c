@@ -6,6 +6,7 @@
  */
 #include "thpctl.h"
 #include "thp.h"
+#include "thp-collapse.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -24,39 +25,6 @@ int policy_option(struct verb_args *a, int opt, const char *arg)
 	if (opt == 'c')
 		a->collapse = true;
 	return 0;
-}
-
-/*
- * A stock kernel's per-process THP state (Linux 5.0+): "THP_enabled:" in
- * /proc/PID/status is 0 when PR_SET_THP_DISABLE turned THP off for the
- * process (thpctl run --never), else 1. Linux 6.18's "only where advised"
- * (PR_THP_DISABLE_EXCEPT_ADVISED, thpctl run --advised-only) also reads 1:
- * the kernel shows it to the process itself only (PR_GET_THP_DISABLE).
- * Returns 0 or 1, -ENODATA if the kernel has no such line, or -errno.
- */
-static int status_thp_enabled(pid_t pid)
-{
-	char rel[64], *line = NULL;
-	size_t cap = 0;
-	int r = -ENODATA;
-	FILE *f;
-
-	snprintf(rel, sizeof(rel), "/proc/%d/status", (int)pid);
-	f = fopen(full_path(rel), "re");
-	if (!f)
-		return -errno;
-	/* whole lines: a Groups: line can be long */
-	while (getline(&line, &cap, f) > 0) {
-		uint64_t v;
-
-		if (strncmp(line, "THP_enabled:", 12) != 0)
-			continue;
-		r = thp_kv_get(line, "THP_enabled", &v) == 0 && v <= 1 ? (int)v : -EBADMSG;
-		break;
-	}
-	free(line);
-	fclose(f);
-	return r;
 }
 
 /*
@@ -116,7 +84,13 @@ int verb_policy(struct verb_args *a)
 		return EXIT_FAIL;
 	}
 	if (!st.has_thp_policy) {
-		thp_enabled = status_thp_enabled(pid);
+		/*
+		 * A stock kernel's per-process THP state (Linux 5.0+): 0 when
+		 * PR_SET_THP_DISABLE turned THP off (thpctl run --never). Linux
+		 * 6.18's "only where advised" (PR_THP_DISABLE_EXCEPT_ADVISED) also
+		 * reads 1: the kernel shows it to the process itself only.
+		 */
+		thp_enabled = thp_proc_thp_enabled(pid);
 		/* --collapse alone works on any kernel with MADV_COLLAPSE */
 		if ((thp_enabled == -ENODATA || thp_enabled == -ENOENT) && !a->collapse) {
 			log_error("per-process THP policy is not supported by this kernel "
@@ -159,7 +133,7 @@ int verb_policy(struct verb_args *a)
 	}
 	if (a->collapse) {
 		c = json_object_new_object();
-		r = thp_collapse(pid, c);
+		r = collapse_process(pid, c);
 		if (r < 0) {
 			json_object_put(c);
 			json_object_put(o);

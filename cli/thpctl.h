@@ -131,7 +131,7 @@ int read_comm(pid_t pid, char *comm, size_t size);
 int run_check_reach(int policy, bool quiet, const char *who, const char *refused);
 
 /* policy --collapse: results added to out; 0 or -errno (logged) */
-int thp_collapse(pid_t pid, struct json_object *out);
+int collapse_process(pid_t pid, struct json_object *out);
 
 /*
  * A value given as "help" lists, one a line, the values the running kernel

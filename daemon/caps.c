@@ -13,9 +13,15 @@
  *   CAP_SYS_PTRACE    the PTRACE_MODE_ATTACH check of that write, and reading
  *                     /proc/PID/exe, for other users' processes
  *   CAP_NET_ADMIN     subscribing to the proc connector (exec events)
+ *   CAP_SYS_NICE      process_madvise(MADV_COLLAPSE) on another process
+ *                     ([Collapse]), with CAP_SYS_PTRACE for the
+ *                     PTRACE_MODE_READ check (and smaps, pagemap) of other
+ *                     users' processes and non-dumpable ones
  *
- * The last four only when the kernel has the per-process policy: on a
- * stock kernel rules can never be applied, so they are dropped as well.
+ * CAP_SYS_ADMIN, CAP_DAC_OVERRIDE, CAP_SYS_PTRACE and CAP_NET_ADMIN only
+ * when the kernel has the per-process policy: on a stock kernel rules can
+ * never be applied, so they are dropped as well. CAP_SYS_NICE and
+ * CAP_SYS_PTRACE when the configuration at start turns [Collapse] on.
  * Everything else leaves the permitted, effective, inheritable, ambient and
  * (when CAP_SETPCAP allows) bounding sets.
  */
@@ -30,16 +36,26 @@
 
 #include "log.h"
 
-int thpd_drop_caps(bool rules_possible, char *kept, size_t size)
+int thpd_drop_caps(bool rules_possible, bool collapse, char *kept, size_t size)
 {
-	cap_value_t want[] = { CAP_SYS_RESOURCE, CAP_SYS_ADMIN, CAP_DAC_OVERRIDE,
-			       CAP_SYS_PTRACE, CAP_NET_ADMIN };
-	size_t n_want = rules_possible ? sizeof(want) / sizeof(want[0]) : 1, n_keep = 0, off = 0;
+	cap_value_t want[7] = { CAP_SYS_RESOURCE };
+	size_t n_want = 1, n_keep = 0, off = 0;
 	cap_value_t keep[sizeof(want) / sizeof(want[0])];
 	cap_flag_value_t have;
 	cap_t cur, c;
 	int r = 0;
 
+	if (rules_possible) {
+		want[n_want++] = CAP_SYS_ADMIN;
+		want[n_want++] = CAP_DAC_OVERRIDE;
+		want[n_want++] = CAP_SYS_PTRACE;
+		want[n_want++] = CAP_NET_ADMIN;
+	}
+	if (collapse) {
+		want[n_want++] = CAP_SYS_NICE;
+		if (!rules_possible)
+			want[n_want++] = CAP_SYS_PTRACE;
+	}
 	kept[0] = '\0';
 	cur = cap_get_proc();
 	if (!cur)
@@ -55,6 +71,8 @@ int thpd_drop_caps(bool rules_possible, char *kept, size_t size)
 			log_warn("%s is not available: %s", name ? name : "?",
 				 want[i] == CAP_SYS_RESOURCE ?
 					 "pressure windows must be multiples of 2 s" :
+				 want[i] == CAP_SYS_NICE ? "nothing can be collapsed" :
+				 collapse && !rules_possible ? "other users' processes cannot be collapsed" :
 					 "per-application rules may fail");
 		}
 		cap_free(name);

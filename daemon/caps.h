@@ -6,7 +6,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-/* drop every capability thpd does not need; kept: their names, for the log */
-int thpd_drop_caps(bool rules_possible, char *kept, size_t size);
+/*
+ * drop every capability thpd does not need (rules_possible: the kernel has
+ * the per-process policy; collapse: [Collapse] is on); kept: their names,
+ * for the log
+ */
+int thpd_drop_caps(bool rules_possible, bool collapse, char *kept, size_t size);
 
 #endif

@@ -4,7 +4,7 @@
  *
  * Every key is a row of one table (section, key, typed parser, where the
  * value goes, bounds); the parsers are typed: bool, bounded integer,
- * systemd time span, word from the knob's valid values, string.
+ * percentage, systemd time span, word from the knob's valid values, string.
  *
  * What is fatal (the config is unusable, start fails, reload keeps the last
  * good config): an existing file that cannot be read or is not a regular
@@ -75,6 +75,15 @@ void thpd_config_defaults(struct thpd_config *cfg)
 		.step_down_defrag = "defer",
 		.calm_usec = 60ULL * 1000000,
 		.check_interval_usec = 5ULL * 1000000,
+	};
+	cfg->collapse = (struct thpd_collapse_config){
+		.enabled = false,
+		.all = false,
+		.max_rate_mib = 256,
+		.cpu_percent = 25,
+		.watch_usec = 250000,
+		.watch_timeout_usec = 600ULL * 1000000,
+		.reserve_blocks = -1,
 	};
 }
 
@@ -225,7 +234,7 @@ struct item;
 typedef int (*item_parser)(struct parse_ctx *c, const struct item *it, const char *v, char *base);
 
 struct item {
-	const char *section;		/* "Global", "Adaptive", "Rule" (any [Rule NAME]), "Size" */
+	const char *section;		/* "Global", "Adaptive", "Collapse", "Rule" (any [Rule NAME]), "Size" */
 	const char *key;
 	item_parser parse;
 	size_t offset, size;		/* the field, in thpd_config or thpd_rule */
@@ -369,6 +378,26 @@ static int p_string(struct parse_ctx *c, const struct item *it, const char *v, c
 	return 0;
 }
 
+/* "25%" or "25": a share of one CPU, as systemd's CPUQuota= */
+static int p_percent(struct parse_ctx *c, const struct item *it, const char *v, char *base)
+{
+	char num[8];
+	size_t len = strlen(v);
+	uint64_t u;
+
+	(void)c;
+	if (len && v[len - 1] == '%')
+		len--;
+	if (!len || len >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, v, len);
+	num[len] = '\0';
+	if (parse_u64(num, it->min, it->max, &u) < 0)
+		return -EINVAL;
+	store_uint(base + it->offset, it->size, u);
+	return 0;
+}
+
 static int mode_valid(const char *v)
 {
 	struct thp_mode_req req;
@@ -402,9 +431,11 @@ static int cgroup_valid(const char *v)
 }
 
 static const char *const pressure_types[] = { "some", "full", NULL };
+static const char *const collapse_processes[] = { "rules", "all", NULL };
 
 #define G(field) offsetof(struct thpd_config, field), sizeof(((struct thpd_config *)0)->field)
 #define A(field) G(adaptive.field)
+#define C(field) G(collapse.field)
 #define R(field) offsetof(struct thpd_rule, field), sizeof(((struct thpd_rule *)0)->field)
 #define Z(field) offsetof(struct thpd_size_config, field), \
 	sizeof(((struct thpd_size_config *)0)->field)
@@ -450,6 +481,18 @@ static const struct item items[] = {
 	{ "Adaptive", "CalmSec", p_span, A(calm_usec), .min = SEC, .max = 86400 * SEC, .unit = SEC },
 	{ "Adaptive", "CheckIntervalSec", p_span, A(check_interval_usec), .min = SEC / 10,
 	  .max = 3600 * SEC, .unit = SEC },
+
+	{ "Collapse", "Enabled", p_bool, C(enabled), .fatal = false },
+	{ "Collapse", "Processes", p_word, C(all), .words = collapse_processes,
+	  .expected = "rules or all" },
+	{ "Collapse", "MaxRateMiB", p_uint, C(max_rate_mib), .max = 1 << 20 },
+	{ "Collapse", "CPUQuota", p_percent, C(cpu_percent), .min = 1, .max = 100,
+	  .expected = "a percentage from 1% to 100%" },
+	{ "Collapse", "WatchIntervalSec", p_span, C(watch_usec), .min = SEC / 100, .max = 60 * SEC,
+	  .unit = SEC },
+	{ "Collapse", "WatchTimeoutSec", p_span, C(watch_timeout_usec), .min = SEC,
+	  .max = 86400 * SEC, .unit = SEC },
+	{ "Collapse", "ReserveFreeBlocks", p_uint, C(reserve_blocks), .max = LONG_MAX },
 
 	{ "Size", "Enabled", p_string, Z(enabled), .valid = size_enabled_valid, .fatal = true,
 	  .allow_empty = true, .has_knob = true, .knob = THP_KNOB_SIZE_ENABLED },
@@ -626,7 +669,7 @@ static int handler(void *user, const char *section, const char *key, const char 
 		if (!*section)
 			diag(c, THPD_DIAG_WARNING, "%s= outside of any section, ignored", key);
 		else if (rule_name || size_name || strcmp(kind, "Global") == 0 ||
-			 strcmp(kind, "Adaptive") == 0)
+			 strcmp(kind, "Adaptive") == 0 || strcmp(kind, "Collapse") == 0)
 			diag(c, THPD_DIAG_WARNING, "unknown key %s= in [%s], ignored", key, section);
 		else
 			diag(c, THPD_DIAG_WARNING, "unknown section [%s], %s= ignored", section, key);
@@ -791,6 +834,8 @@ int thpd_config_finish(struct thpd_config *cfg, const struct thpd_name_lookup *l
 	}
 	if (a->recover_free_blocks < 0)
 		a->recover_free_blocks = 2 * a->min_free_blocks;
+	if (cfg->collapse.reserve_blocks < 0)
+		cfg->collapse.reserve_blocks = a->min_free_blocks;
 	if (a->recover_free_blocks < a->min_free_blocks) {
 		finish_diag(d, THPD_DIAG_WARNING, NULL, 0,
 			    "[Adaptive] RecoverFreeBlocks=%ld below MinFreeBlocks=%ld, using %ld",

@@ -105,6 +105,20 @@ struct thpd_adaptive_config {
 	uint64_t check_interval_usec;
 };
 
+/*
+ * [Collapse]: thpd collapses small-page memory into hugepages once free
+ * hugepage blocks are back (daemon/collapse.c, thpd.conf(5)).
+ */
+struct thpd_collapse_config {
+	bool enabled;
+	bool all;			/* Processes=all, else those a [Rule] names */
+	uint64_t max_rate_mib;		/* MiB per second, 0: no limit */
+	uint32_t cpu_percent;		/* CPUQuota=: share of one CPU, 1-100 */
+	uint64_t watch_usec;		/* buddyinfo interval while owed */
+	uint64_t watch_timeout_usec;	/* owed this long without a pass: forgiven */
+	long reserve_blocks;		/* free order-9 blocks left alone; -1: MinFreeBlocks */
+};
+
 struct thpd_config {
 	/* [Global] */
 	char mode[8];			/* "" = leave alone, else thp_mode_parse() input */
@@ -119,6 +133,8 @@ struct thpd_config {
 	gid_t admin_gid;
 	/* [Adaptive] */
 	struct thpd_adaptive_config adaptive;
+	/* [Collapse] */
+	struct thpd_collapse_config collapse;
 	/* [Size N], ascending by size */
 	unsigned int n_sizes;
 	struct thpd_size_config sizes[THP_SIZES_MAX];

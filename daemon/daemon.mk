@@ -1,8 +1,9 @@
 # thpd: the THP policy daemon, its units and example configuration (its host
 # tests are built by tests/host/host.mk).
-THPD_SRCS := daemon/adaptive.c daemon/caps.c daemon/config.c daemon/exec-events.c \
-	daemon/lifecycle.c daemon/log.c daemon/originals.c daemon/persist.c \
-	daemon/precedence.c daemon/pressure.c daemon/rules.c daemon/safe-file.c daemon/server.c
+THPD_SRCS := daemon/adaptive.c daemon/caps.c daemon/collapse.c daemon/collapse-budget.c \
+	daemon/config.c daemon/exec-events.c daemon/lifecycle.c daemon/log.c daemon/originals.c \
+	daemon/persist.c daemon/precedence.c daemon/pressure.c daemon/procinfo.c daemon/rules.c \
+	daemon/safe-file.c daemon/server.c daemon/tick.c
 THPD_OBJS := $(THPD_SRCS:%.c=$(BUILD)/%.o)
 PROGRAMS += $(BUILD)/thpd $(BUILD)/systemd/thpd.service
 

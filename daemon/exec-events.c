@@ -19,55 +19,18 @@
 #include <linux/netlink.h>
 
 #include "log.h"
+#include "procinfo.h"
 #include "rules.h"
-
-
-static int read_proc_line(pid_t pid, const char *what, char *buf, size_t size)
-{
-	char path[64];
-	int r;
-
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
-	r = thp_read_file(path, buf, size);
-	if (r < 0)
-		return r;
-	buf[strcspn(buf, "\n")] = '\0';
-	return 0;
-}
 
 static void on_exec(struct thpd *d, pid_t pid)
 {
-	char exe[PATH_MAX], link[PATH_MAX], comm[32], cgtext[4096], cgroup[4096], status[4096];
-	char proc[64];
-	struct thpd_proc_info p = { .pid = pid };
+	struct thpd_proc_buf buf;
+	struct thpd_proc_info p;
 	const struct thpd_rule *rule;
-	const char *uidline;
-	ssize_t n;
 	int r;
 
-	snprintf(proc, sizeof(proc), "/proc/%d/exe", (int)pid);
-	/* a path that may not fit is unknown, never matched cut short */
-	if (thp_path(link, sizeof(link), proc) == 0) {
-		n = readlink(link, exe, sizeof(exe));
-		if (n >= 0 && (size_t)n < sizeof(exe)) {
-			exe[n] = '\0';
-			p.exe = exe;
-		}
-	}
-	if (read_proc_line(pid, "comm", comm, sizeof(comm)) == 0)
-		p.comm = comm;
-	snprintf(proc, sizeof(proc), "/proc/%d/cgroup", (int)pid);
-	/* longer than cgtext: -EFBIG, never a cut path whose prefix matches another rule */
-	if (thp_read_file(proc, cgtext, sizeof(cgtext)) >= 0 &&
-	    thpd_cgroup_parse(cgtext, cgroup, sizeof(cgroup)) == 0)
-		p.cgroup = cgroup;
-	snprintf(proc, sizeof(proc), "/proc/%d/status", (int)pid);
-	if (thp_read_file(proc, status, sizeof(status)) < 0)
+	if (thpd_proc_info_read(pid, &buf, &p) < 0)
 		return;	/* gone already */
-	uidline = strstr(status, "\nUid:");
-	if (!uidline || sscanf(uidline + 5, "%u", &p.uid) != 1)
-		return;
-
 	rule = thpd_rules_match(&d->cfg, &p);
 	if (!rule)
 		return;

@@ -34,8 +34,8 @@ void thpd_logf(int prio, const struct thpd_log_fields *f, const char *fmt, ...)
 	static const char *const level[] = {
 		"emergency", "alert", "critical", "error", "warning", "notice", "info", "debug",
 	};
-	char msg[1024], buf[10][1100];
-	struct iovec iov[10];
+	char msg[1024], buf[18][1100];
+	struct iovec iov[18];
 	int n = 0;
 	va_list ap;
 
@@ -78,6 +78,8 @@ void thpd_logf(int prio, const struct thpd_log_fields *f, const char *fmt, ...)
 		if (f->line)
 			ADD("CONFIG_LINE=%u", f->line);
 	}
+	for (int i = 0; f && f->extra && f->extra[i] && i < 8; i++)
+		ADD("%s", f->extra[i]);
 #undef ADD
 	sd_journal_sendv(iov, n);
 }

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
  * Logging: structured journal entries (MESSAGE=, PRIORITY=, THPD_EVENT= and
- * optional FROM=, TO=, REASON=, CONFIG_FILE=, CONFIG_LINE=) through
- * sd_journal_sendv(). Errors while starting (until thpd_log_started()),
- * and everything when stderr is not the journal, go to stderr instead: a
- * process that exits right after logging can lose its unit attribution in
- * datagram journal entries, and a failed start must show up under
- * `journalctl -u thpd`. Under systemd stderr lines carry a "<N>" priority
+ * optional FROM=, TO=, REASON=, CONFIG_FILE=, CONFIG_LINE= and a caller's
+ * own fields) through sd_journal_sendv(). Errors while starting (until
+ * thpd_log_started()), and everything when stderr is not the journal, go
+ * to stderr instead: a process that exits right after logging can lose its
+ * unit attribution in datagram journal entries, and a failed start must
+ * show up under `journalctl -u thpd`. Under systemd stderr lines carry a "<N>" priority
  * prefix that journald understands.
  */
 #ifndef THPD_LOG_H
@@ -19,6 +19,7 @@ struct thpd_log_fields {
 	const char *from, *to, *reason;
 	const char *file;	/* CONFIG_FILE= */
 	unsigned int line;	/* CONFIG_LINE= when file is set */
+	const char *const *extra;	/* more "NAME=value" fields, NULL-ended (at most 8) */
 };
 
 void thpd_log_init(void);

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collapse.h"
 #include "log.h"
 
 static uint64_t now_usec(void)
@@ -31,8 +32,14 @@ static void feed(struct thpd *d, enum thpd_action (*ev)(struct thpd_adaptive *,
 {
 	struct thpd_target before;
 
+	enum thpd_action a;
+
 	thpd_held(d, &before);
-	thpd_act(d, ev(&d->machine.adaptive, &d->cfg.adaptive, now_usec()), &before);
+	a = ev(&d->machine.adaptive, &d->cfg.adaptive, now_usec());
+	thpd_act(d, a, &before);
+	/* free blocks are back: a collapse pass may be owed ([Collapse]) */
+	if (a == THPD_ACT_STEP_UP)
+		thpd_collapse_step_up(d);
 }
 
 static void arm_calm(struct thpd *d)

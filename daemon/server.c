@@ -24,6 +24,7 @@
 
 #include <systemd/sd-daemon.h>
 
+#include "collapse.h"
 #include "log.h"
 #include "thp-proto.h"
 
@@ -219,6 +220,7 @@ static struct json_object *cmd_status(struct thpd *d)
 	json_object_object_add(o, "adaptive", a);
 	json_object_object_add(o, "rules", json_object_new_int((int)d->cfg.n_rules));
 	json_object_object_add(o, "rules_applied", json_object_new_int64((int64_t)d->rules_applied));
+	thpd_collapse_status(d, o);
 	if (thpd_persist_empty(&d->persist)) {
 		json_object_object_add(o, "persisted", NULL);
 	} else {

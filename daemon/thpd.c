@@ -18,10 +18,12 @@
 #include <systemd/sd-daemon.h>
 
 #include "caps.h"
+#include "collapse.h"
 #include "exec-events.h"
 #include "log.h"
 #include "pressure.h"
 #include "server.h"
+#include "tick.h"
 
 static void usage(FILE *f)
 {
@@ -64,10 +66,15 @@ static void reopen_sources(struct thpd *d)
 	thpd_pressure_open(d);
 	thpd_exec_events_close(d);
 	thpd_exec_events_open(d);
+	thpd_collapse_close(d);
+	thpd_collapse_open(d);
+	thpd_tick_rearm(d);
 }
 
 static void teardown(struct thpd *d)
 {
+	thpd_collapse_close(d);
+	thpd_tick_close(d);
 	thpd_exec_events_close(d);
 	thpd_pressure_close(d);
 	thpd_server_close(d);
@@ -239,7 +246,9 @@ static int run(const struct options *o)
 		goto out;
 	}
 	if (!o->keep_caps) {
-		r = thpd_drop_caps(d.kernel.has_thp_policy, caps, sizeof(caps));
+		r = thpd_drop_caps(d.kernel.has_thp_policy,
+				   thpd_collapse_wanted(d.config_path, d.config_must_exist), caps,
+				   sizeof(caps));
 		if (r < 0) {
 			log_err("Cannot drop capabilities: %s", strerror(-r));
 			goto out;
@@ -251,7 +260,7 @@ static int run(const struct options *o)
 	if ((r = sd_event_add_signal(d.event, NULL, SIGTERM, on_term, &d)) < 0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGINT, on_term, &d)) < 0 ||
 	    (r = sd_event_add_signal(d.event, NULL, SIGHUP, on_hup, &d)) < 0 ||
-	    (r = sd_event_set_watchdog(d.event, 1)) < 0) {
+	    (r = thpd_tick_open(&d)) < 0) {
 		log_err("Cannot set up signals and watchdog: %s", strerror(-r));
 		goto out;
 	}
@@ -282,6 +291,7 @@ restore:
 	thpd_stop(&d);
 out:
 	teardown(&d);
+	thpd_collapse_free(&d);
 	sd_event_unref(d.event);
 	return ret;
 }

@@ -32,6 +32,7 @@
 #define THPD_EXIT_CONFIG 78
 
 struct conn;
+struct thpd_collapse;
 
 struct thpd {
 	sd_event *event;
@@ -62,6 +63,13 @@ struct thpd {
 	/* adaptive sources (pressure.c) */
 	int psi_fd;
 	sd_event_source *psi_src, *check_src, *calm_src;
+
+	/* the slow tick: watchdog ping and debt check (tick.c) */
+	sd_event_source *tick_src;
+	uint64_t watchdog_usec, watchdog_last;	/* 0: no watchdog */
+
+	/* [Collapse] (collapse.c), NULL until it is first on */
+	struct thpd_collapse *collapse;
 
 	/* proc connector (exec-events.c) */
 	int cn_fd;

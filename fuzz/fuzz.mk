@@ -8,6 +8,7 @@
 #           of cases tests/host/fixtures/cmdline.txt as well, one case a file
 #   request thpd's request handler behind the parser, as root and as a user, on a fake sysfs tree
 #   cn      the proc connector datagrams of thpd's exec events (daemon/exec-events.c)
+#   smaps   /proc/PID/smaps and pagemap as the collapse engine reads them (lib/thp-collapse.c)
 # Each runs from its committed corpus fuzz/corpus/NAME (new inputs go to
 # build/fuzz/work/NAME, never into the repository).
 #
@@ -20,7 +21,7 @@
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 30
 FUZZ_SMOKE_SECONDS ?= 5
-FUZZ_TARGETS := proto mode config state request cn cmdline
+FUZZ_TARGETS := proto mode config state request cn cmdline smaps
 FUZZ_OUT := build/fuzz
 FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined
 FUZZ_CFLAGS = -std=gnu11 -g -O1 -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \
@@ -56,6 +57,7 @@ $(FUZZ_OUT)/seeds/cmdline: $(CMDLINE_CASES)
 			>$@/case-$$n; \
 	done
 	@echo "fuzz: cmdline: $$(ls $@ | wc -l) seeds from $<"
+FUZZ_OBJS_smaps := $(FUZZ_LIB_OBJS)
 
 .SECONDEXPANSION:
 $(FUZZ_OUT)/fuzz-%: $(FUZZ_OUT)/obj/fuzz/fuzz-%.o $$(FUZZ_OBJS_$$*) | $$(FUZZ_SEEDS_$$*)

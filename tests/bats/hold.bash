@@ -35,15 +35,69 @@ wait_ready() {
 # output to $HOLD_OUT; wait up to ${HOLD_TIMEOUT:-120} s for a "ready" line.
 # Sets HELD (the pid).
 hold_start() {
-	local d=${BATS_TEST_TMPDIR:-/tmp}
-	HOLD_IN=$d/hold.in
-	HOLD_OUT=$d/hold.out
-	rm -f "$HOLD_IN" "$HOLD_OUT"
-	mkfifo "$HOLD_IN"
-	"$@" <"$HOLD_IN" >"$HOLD_OUT" 2>&1 3>&- &
-	HELD=$!
-	exec 8>"$HOLD_IN"
-	wait_ready "$HOLD_OUT" "$HELD" || fail "'$*' did not get ready: $(cat "$HOLD_OUT")"
+	hold_start_as hold "$@"
+	HELD=$hold_PID
+	HOLD_IN=$hold_IN
+	HOLD_OUT=$hold_OUT
+	exec 8>&"$hold_FD" {hold_FD}>&-
+	HOLD_FDS=("${HOLD_FDS[@]:0:${#HOLD_FDS[@]}-1}")
+}
+
+# hold_start_as NAME CMD...: the same for one of several helpers held at
+# once: sets NAME_PID, NAME_OUT, NAME_IN and NAME_FD (the FIFO's writing
+# end); hold_finish_as NAME, hold_kill_as NAME. Each helper starts without
+# the other helpers' FIFOs: one that held another's open would keep it
+# from ever seeing its end.
+HOLD_FDS=()
+hold_start_as() {
+	local d=${BATS_TEST_TMPDIR:-/tmp} name=$1 fd pid
+	shift
+	rm -f "$d/$name.in" "$d/$name.out"
+	mkfifo "$d/$name.in"
+	(
+		for fd in 8 "${HOLD_FDS[@]}"; do
+			eval "exec $fd>&-" 2>/dev/null
+		done
+		exec "$@"
+	) <"$d/$name.in" >"$d/$name.out" 2>&1 3>&- &
+	pid=$!
+	exec {fd}>"$d/$name.in"
+	HOLD_FDS+=("$fd")
+	printf -v "${name}_PID" %s "$pid"
+	printf -v "${name}_FD" %s "$fd"
+	printf -v "${name}_IN" %s "$d/$name.in"
+	printf -v "${name}_OUT" %s "$d/$name.out"
+	wait_ready "$d/$name.out" "$pid" || fail "'$*' did not get ready: $(cat "$d/$name.out")"
+}
+
+# hold_finish_as NAME: close its stdin, wait for it (60 s), return its status
+hold_finish_as() {
+	local pid_var=${1}_PID fd_var=${1}_FD i rc=0
+	if [ -n "${!fd_var:-}" ]; then
+		eval "exec ${!fd_var}>&-"
+		printf -v "$fd_var" %s ''
+	fi
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "${!pid_var}" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "${!pid_var}" || rc=$?
+	printf -v "$pid_var" %s ''
+	return "$rc"
+}
+
+# hold_kill_as NAME: for teardown
+hold_kill_as() {
+	local pid_var=${1}_PID fd_var=${1}_FD
+	if [ -n "${!fd_var:-}" ]; then
+		eval "exec ${!fd_var}>&-" 2>/dev/null || true
+		printf -v "$fd_var" %s ''
+	fi
+	if [ -n "${!pid_var:-}" ]; then
+		kill "${!pid_var}" 2>/dev/null || true
+		wait "${!pid_var}" 2>/dev/null || true
+		printf -v "$pid_var" %s ''
+	fi
 }
 
 # hold_value KEY: KEY=value from the helper's output so far

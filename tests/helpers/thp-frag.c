@@ -6,8 +6,15 @@
  * Faults in 4 KiB anonymous pages (MADV_NOHUGEPAGE) in 16 MiB steps until
  * MemFree drops below --leave MIB, then frees every other 4 KiB page, so that
  * the free memory is scattered single pages that compaction can turn into
- * hugepages but a plain allocation cannot. Prints held_mib=, freed_mib=,
- * memfree_mib= and "ready", then waits for stdin to close (or SIGTERM).
+ * hugepages but a plain allocation cannot. With --take-blocks it then
+ * also takes the free order-9 blocks that are left (hugepages of its own,
+ * 2 MiB at a time while /proc/buddyinfo shows any and MemFree stays above
+ * --leave), so that nothing but compaction can give a fault a hugepage.
+ * Its memory is not madvised: run it under enabled=always with a defrag
+ * that does not compact for such memory (madvise, the default), or every
+ * block it takes would be compacted out of the fragmentation. Prints
+ * held_mib=, freed_mib=, taken_mib=, free_blocks=, memfree_mib= and
+ * "ready", then waits for stdin to close (or SIGTERM).
  *
  * Exit: 0 ok, 2 usage, 3 system error.
  */
@@ -18,6 +25,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "test-util.h"
+#include "thp.h"
 
 #define STEP (16UL << 20)
 #define PAGE 4096UL
@@ -44,22 +54,56 @@ static void on_term(int sig)
 	_exit(0);
 }
 
+/*
+ * Hugepages of our own while /proc/buddyinfo shows free order-9 blocks and
+ * MemFree stays above leave; stops at the first 2 MiB that does not come
+ * out huge (THP not always, or the block was gone). The bytes taken, or -1.
+ */
+static long take_blocks(long leave)
+{
+	long taken = 0;
+
+	for (int i = 0; i < MAX_STEPS && thp_buddyinfo_free_blocks(9) > 0 && memfree_mib() > leave;
+	     i++) {
+		void *p;
+		int r = thp_mmap_aligned(TEST_HPAGE, TEST_HPAGE, 0, &p);
+
+		if (r < 0) {
+			fprintf(stderr, "thp-frag: 2 MiB for a block: %s\n", strerror(-r));
+			return -1;
+		}
+		memset(p, 1, TEST_HPAGE);
+		if (anon_huge_kib(p) != (long)(TEST_HPAGE >> 10))
+			break;
+		taken += (long)TEST_HPAGE;
+	}
+	return taken;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: thp-frag [--leave MIB] [--take-blocks]\n");
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	static char *chunks[MAX_STEPS];
-	long leave = 48, free_now;
+	long leave = 48, free_now, taken = 0;
 	size_t n = 0, freed = 0;
+	bool take = false;
 	char *end, c;
 
-	if (argc == 3 && strcmp(argv[1], "--leave") == 0) {
-		leave = strtol(argv[2], &end, 10);
-		if (*end || leave < 16) {
-			fprintf(stderr, "usage: thp-frag [--leave MIB]\n");
-			return 2;
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--leave") == 0 && i + 1 < argc) {
+			leave = strtol(argv[++i], &end, 10);
+			if (*end || leave < 16)
+				return usage();
+		} else if (strcmp(argv[i], "--take-blocks") == 0) {
+			take = true;
+		} else {
+			return usage();
 		}
-	} else if (argc != 1) {
-		fprintf(stderr, "usage: thp-frag [--leave MIB]\n");
-		return 2;
 	}
 	signal(SIGTERM, on_term);
 
@@ -87,8 +131,14 @@ int main(int argc, char **argv)
 			}
 			freed += PAGE;
 		}
-	printf("held_mib=%zu\nfreed_mib=%zu\nmemfree_mib=%ld\nready\n",
-	       (n * STEP - freed) >> 20, freed >> 20, memfree_mib());
+	if (take) {
+		taken = take_blocks(leave);
+		if (taken < 0)
+			return 3;
+	}
+	printf("held_mib=%zu\nfreed_mib=%zu\ntaken_mib=%ld\nfree_blocks=%ld\nmemfree_mib=%ld\nready\n",
+	       (n * STEP - freed) >> 20, freed >> 20, taken >> 20, thp_buddyinfo_free_blocks(9),
+	       memfree_mib());
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)
 		;

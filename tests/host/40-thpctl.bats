@@ -895,41 +895,52 @@ long_dir() {
 	assert_output --partial 'File too large'
 }
 
-@test "policy --collapse: a maps line longer than a buffer is not split into a forged mapping" {
-	local pid long
-	fake_tree stock
+# fake_collapse_target SMAPS_TEXT [STATUS_TEXT]: a real process (sleep, in
+# $pid) whose /proc files in the fake tree say what the test wants
+fake_collapse_target() {
 	sleep 60 &
 	pid=$!
 	mkdir -p "$THP_ROOT/proc/$pid"
 	echo sleep >"$THP_ROOT/proc/$pid/comm"
-	cp "$THP_ROOT/proc/100/smaps_rollup" "$THP_ROOT/proc/$pid/smaps_rollup"
-	# a file mapping whose name's tail, past 511 bytes, reads as anonymous memory
-	long='7f0000000000-7f0000001000 r--p 00000000 08:02 17 /'
-	long=$long$(printf 'f%.0s' $(seq $((511 - ${#long}))))
-	printf '%s7f1000000000-7f1000400000 rw-p 00000000 00:00 0\n' "$long" >"$THP_ROOT/proc/$pid/maps"
+	printf '%s' "$1" >"$THP_ROOT/proc/$pid/smaps"
+	printf '%s' "${2:-$(printf 'Name:\tsleep\nTHP_enabled:\t1\n')}" >"$THP_ROOT/proc/$pid/status"
+	echo "$pid (sleep) S 1 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 4242 0 0" >"$THP_ROOT/proc/$pid/stat"
+}
+
+# policy --collapse on the fake tree: skip where the host cannot, else the JSON in $output
+collapse_fake() {
 	run --separate-stderr "$THPCTL" --json policy --collapse "$pid"
 	kill "$pid"
 	if [[ $stderr == *'not supported by this kernel'* ]]; then
 		skip "host kernel without MADV_COLLAPSE in process_madvise"
 	fi
 	[ "$status" -eq 0 ] || fail "exit $status: $stderr"
-	echo "$output" | jq -e '.collapse.ranges == 0'
 }
 
-@test "policy --collapse: an smaps_rollup too long to read whole is refused" {
-	local pid
+@test "policy --collapse: an smaps line longer than any buffer is not split into a forged mapping" {
+	local pid long
 	fake_tree stock
-	sleep 60 &
-	pid=$!
-	mkdir -p "$THP_ROOT/proc/$pid"
-	echo sleep >"$THP_ROOT/proc/$pid/comm"
-	: >"$THP_ROOT/proc/$pid/maps"
-	for i in $(seq 400); do echo "Pad$i:        0 kB"; done >"$THP_ROOT/proc/$pid/smaps_rollup"
-	run --separate-stderr "$THPCTL" --json policy --collapse "$pid"
-	kill "$pid"
-	if [[ $stderr == *'not supported by this kernel'* ]]; then
-		skip "host kernel without MADV_COLLAPSE in process_madvise"
-	fi
-	[ "$status" -eq 1 ] || fail "exit $status: $stderr"
-	[[ $stderr == *"proc/$pid/smaps_rollup: File too large"* ]] || fail "stderr: $stderr"
+	# a file mapping whose name's tail, past 4096 bytes, reads as anonymous memory
+	long='7f0000000000-7f0000001000 r--p 00000000 08:02 17 /'
+	long=$long$(printf 'f%.0s' $(seq $((4096 - ${#long}))))
+	fake_collapse_target "$(printf '%s7f1000000000-7f1000400000 rw-p 00000000 00:00 0\nAnonymous: 4096 kB\n' "$long")"
+	collapse_fake
+	echo "$output" | jq -e '.collapse.ranges == 0 and .collapse.skipped == {}'
+}
+
+@test "policy --collapse: what MADV_COLLAPSE may not touch is skipped, and said why" {
+	local pid vmas
+	fake_tree stock
+	vmas='7f1000000000-7f1000400000 rw-p 00000000 00:00 0
+Anonymous: 4096 kB
+THPeligible: 0
+VmFlags: rd wr mr mw me ac sd nh
+'
+	fake_collapse_target "$vmas"
+	collapse_fake
+	echo "$output" | jq -e '.collapse.ranges == 0 and .collapse.skipped == {"nohugepage": 1}'
+	# a process that disabled THP: nothing of it, whatever its VMAs say
+	fake_collapse_target "${vmas/ nh/}" "$(printf 'Name:\tsleep\nTHP_enabled:\t0\n')"
+	collapse_fake
+	echo "$output" | jq -e '.collapse.ranges == 0 and .collapse.skipped == {"process_disabled": 1}'
 }

@@ -3,8 +3,9 @@
 # then the hook-cost loops again in one boot of the same config without the
 # series, then launch cost on the host; prints the table and saves it under
 # results/ (text and the raw lines).
-# env: BENCH_REPS (default 5), BENCH_SIZE_MIB (default 512); arguments go to
-# run-guest.sh (e.g. --kvm).
+# env: BENCH_REPS (default 5), BENCH_SIZE_MIB (default 512),
+# BENCH_COLLAPSE_REPS (default 3) and BENCH_COLLAPSE_MIB (default 256) for
+# the collapse section; arguments go to run-guest.sh (e.g. --kvm).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 payload=$top/build/payload
@@ -17,9 +18,12 @@ raw=$out/bench-$stamp.raw
 log() { echo "bench: $*" >&2; }
 
 reps=${BENCH_REPS:-5}
-log "guest, patched kernel, TCG -smp 2: largepages, launch, thpd"
-"$top/tests/vm/run-guest.sh" --payload "$payload" --mode exec --script "$top/bench/run.sh" "$@" \
-	-- "largepages launch thpd" "$reps" "${BENCH_SIZE_MIB:-512}" |
+log "guest, patched kernel, TCG -smp 2: largepages, launch, thpd, collapse"
+# the collapse section waits up to 10 minutes for khugepaged, each repetition
+"$top/tests/vm/run-guest.sh" --payload "$payload" --mode exec --script "$top/bench/run.sh" \
+	--timeout "${THP_VM_TIMEOUT:-$((2400 + ${BENCH_COLLAPSE_REPS:-3} * 1200))}" "$@" \
+	-- "largepages launch thpd collapse" "$reps" "${BENCH_SIZE_MIB:-512}" \
+	"${BENCH_COLLAPSE_REPS:-3}" "${BENCH_COLLAPSE_MIB:-256}" |
 	tee -a /dev/stderr | sed -n 's/^R /R boot=patched /p' >>"$raw"
 
 # Hook costs are a few percent at most: measured deterministically, with

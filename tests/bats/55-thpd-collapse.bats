@@ -1,0 +1,315 @@
+#!/usr/bin/env bats
+# [Collapse]: thpd collapses memory that got 4 KiB pages during a
+# fragmented moment as soon as free hugepage blocks are back, and only what
+# the kernel itself would have made huge: never a process that disabled
+# THP, a MADV_NOHUGEPAGE region or a size at never, never while stepped
+# down. khugepaged, at its defaults, does not get there in the same time.
+#
+# The fragmentation: thp-frag fills the guest with 4 KiB pages and frees
+# every other one, then takes the free order-9 blocks that are left
+# (--take-blocks); the process then faults 256 MiB with enabled=always and
+# defrag=madvise (no compaction at fault), compaction_proactiveness 0.
+# Releasing it is thp-frag exiting.
+#
+# The issue asks for the 2 s window after the release (issue 28); that is
+# the one timed assertion here, measured from the moment thp-frag has
+# exited, its memory free again (how long the exit took is printed too).
+# Everything else asserts on counts.
+
+load helpers
+load thpd
+
+REGION_MIB=256
+REGION_KIB=$((REGION_MIB * 1024))
+WINDOW_USEC=2000000
+
+setup_file() {
+	thpd_setup_file
+	cat /proc/sys/vm/compaction_proactiveness >"$BATS_FILE_TMPDIR/proactiveness"
+}
+
+teardown_file() {
+	cat "$BATS_FILE_TMPDIR/proactiveness" >/proc/sys/vm/compaction_proactiveness
+	thpd_teardown_file
+}
+
+setup() {
+	thpd_reset
+	thp_set enabled always
+	thp_set defrag madvise
+	# khugepaged's defaults, whatever an earlier suite left
+	echo 4096 >"$THP/khugepaged/pages_to_scan"
+	echo 10000 >"$THP/khugepaged/scan_sleep_millisecs"
+	echo 60000 >"$THP/khugepaged/alloc_sleep_millisecs"
+	echo 511 >"$THP/khugepaged/max_ptes_none"
+	echo 1 >"$THP/khugepaged/defrag"
+	echo 0 >/proc/sys/vm/compaction_proactiveness
+	echo 3 >/proc/sys/vm/drop_caches
+	echo 1 >/proc/sys/vm/compact_memory
+}
+
+teardown() {
+	hold_kill
+	hold_kill_as frag
+	hold_kill_as never
+	hold_kill_as nohuge
+	thpd_stop
+	thp_restore_knobs
+}
+
+# collapse_conf [LINE...]: [Collapse] on for the processes of [Rule touch]
+# (the helper), plus LINEs in [Collapse]
+collapse_conf() {
+	local extra
+	extra=$(printf '%s\n' "$@")
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Collapse]
+		Enabled=yes
+		$extra
+
+		[Rule touch]
+		Exe=$THP_HELPERS/thp-touch
+		Policy=default
+	EOF
+}
+
+status() {
+	thpd_call '{"cmd":"status"}'
+}
+
+collapse_state_is() {
+	[ "$(status | jq -r .collapse.state)" = "$1" ]
+}
+
+collapse_field() {
+	status | jq -r ".collapse.$1"
+}
+
+# region_huge_kib PID ADDR: AnonHugePages of the VMA at ADDR (0x...) of PID
+region_huge_kib() {
+	awk -v a="${2#0x}" '
+		/^[0-9a-f]+-[0-9a-f]+ / { f = index($1, a "-") == 1; next }
+		f && $1 == "AnonHugePages:" { print $2; exit }' "/proc/$1/smaps"
+}
+
+# the thp_fault_fallback etc. of vmstat, for the messages
+fallbacks() {
+	awk '$1 ~ /^thp_(fault_fallback|split_pmd|collapse_alloc_failed)$/ { s += $2 } END { print s + 0 }' /proc/vmstat
+}
+
+# fragment, then fault the region: sets ADDR, PRE_HUGE_KIB
+fragmented_region() {
+	local info
+	HOLD_TIMEOUT=600 hold_start_as frag "$THP_HELPERS/thp-frag" --leave 48 --take-blocks
+	info=$(tr '\n' ' ' <"$frag_OUT")
+	HOLD_TIMEOUT=300 hold_start "$THP_HELPERS/thp-touch" --size "$REGION_MIB" --hold
+	ADDR=$(hold_value addr)
+	PRE_HUGE_KIB=$(hold_value anon_huge_kib)
+	echo "# thp-frag: $info; the region came out with $PRE_HUGE_KIB kB huge" >&3
+	[ "$(hold_value pattern)" = ok ] || fail "pattern after the fault: $(cat "$HOLD_OUT")"
+	# 4 KiB pages: at most a tenth huge (what the fragmentation left behind)
+	[ "$PRE_HUGE_KIB" -le $((REGION_KIB / 10)) ] ||
+		fail "the region came out huge ($PRE_HUGE_KIB kB of $REGION_KIB): not fragmented ($info)"
+}
+
+# release the fragmentation: thp-frag exits; wait out the window from its
+# exit. Sets T0 (usec, realtime: the release), TOLD (when thp-frag was told
+# to exit) and WINDOW_HUGE_KIB (the region's AnonHugePages at T0 + 2 s)
+release_and_wait_window() {
+	local now rest
+	TOLD=$(date +%s%6N)
+	exec {frag_FD}>&-
+	frag_FD=
+	wait "$frag_PID" || fail "thp-frag failed: $(cat "$frag_OUT")"
+	T0=$(date +%s%6N)
+	frag_PID=
+	now=$(date +%s%6N)
+	rest=$((T0 + WINDOW_USEC - now))
+	[ "$rest" -le 0 ] || sleep "$((rest / 1000000)).$(printf %06d $((rest % 1000000)))"
+	WINDOW_HUGE_KIB=$(region_huge_kib "$HELD" "$ADDR")
+	echo "# thp-frag exited $(((T0 - TOLD) / 1000)) ms after it was told to; $((WINDOW_HUGE_KIB / 1024)) MiB of $REGION_MIB huge at +$((($(date +%s%6N) - T0) / 1000)) ms after" >&3
+}
+
+@test "collapse on: 256 MiB faulted as 4 KiB pages is >= 90% huge within 2 s of the release, data intact" {
+	# TCG runs the kernel's collapse ten times slower and more than a CPU
+	# does (256 MiB: 5.6 s of CPU in this guest on a loaded 2-core host,
+	# 0.13-0.5 s on that host's own CPU): no CPU or rate limit, where the
+	# defaults (25% of a CPU, 256 MiB/s) hold on real hardware
+	collapse_conf CPUQuota=100% MaxRateMiB=0
+	thpd_start
+	fragmented_region
+	# thpd saw the fallbacks (on its watchdog tick) and owes a pass
+	wait_until 90 collapse_state_is owed ||
+		fail "thpd does not owe a pass: $(status | jq -c .collapse) (fallbacks etc. $(fallbacks))"
+	local mark pid=$HELD done_usec
+	mark=$(journal_mark)
+	release_and_wait_window
+	[ "$WINDOW_HUGE_KIB" -ge $((REGION_KIB * 9 / 10)) ] ||
+		fail "expected >= 90% of $REGION_KIB kB huge 2 s after the release, seen $WINDOW_HUGE_KIB kB; thpd: $(status | jq -c .collapse)"
+	# what thpd says: one journal entry for the process, with its figures
+	journal_wait 60 "$mark" collapse || fail "no collapse entry in the journal"
+	run -0 journal_events "$mark" collapse
+	run -0 jq -se --arg p "$pid" '[.[] | select(.COLLAPSE_PID == $p)] | length == 1 and
+		(.[0].COLLAPSE_BYTES | tonumber) >= 241172480 and (.[0].COLLAPSE_HUGEPAGES | tonumber) >= 115
+		and .[0].REASON == "touch"' <<<"$output"
+	done_usec=$(journal_events "$mark" collapse | jq -r --arg p "$pid" 'select(.COLLAPSE_PID == $p) | .__REALTIME_TIMESTAMP')
+	echo "# thpd was done with the process at +$(((done_usec - T0) / 1000)) ms after the release (journal): $(status | jq -c '.collapse | {hugepages, cpu_usec, last_pass}')" >&3
+	# the data survived the collapse
+	hold_finish || fail "thp-touch failed: $(cat "$HOLD_OUT")"
+	[ "$(hold_value pattern_final)" = ok ] || fail "data after the collapse: $(cat "$HOLD_OUT")"
+	[ "$(hold_value anon_huge_kib_final)" -ge $((REGION_KIB * 9 / 10)) ]
+}
+
+@test "collapse off: khugepaged's defaults leave it small over the same window" {
+	thpd_start
+	fragmented_region
+	release_and_wait_window
+	[ "$WINDOW_HUGE_KIB" -lt $((REGION_KIB * 9 / 10)) ] ||
+		fail "khugepaged alone made $WINDOW_HUGE_KIB kB of $REGION_KIB huge in 2 s: the test cannot tell thpd's collapse from it"
+	run -0 status
+	run -0 jq -e '.collapse.state == "off" and .collapse.passes == 0' <<<"$output"
+	hold_finish
+	[ "$(hold_value pattern_final)" = ok ]
+}
+
+# small but eligible: faulted while enabled=never, then always
+small_helpers() {
+	thp_set enabled never
+	hold_start "$THP_HELPERS/thp-touch" --size 32 --hold
+	hold_start_as never thpctl run --never -- "$THP_HELPERS/thp-touch" --size 32 --hold
+	hold_start_as nohuge "$THP_HELPERS/thp-touch" --size 32 --nohugepage --hold
+	thp_set enabled always
+}
+
+@test "a process at never and a MADV_NOHUGEPAGE region stay untouched; plain memory beside them is collapsed" {
+	small_helpers
+	local addr never_addr nohuge_addr mark
+	addr=$(hold_value addr)
+	never_addr=$(sed -n 's/^addr=//p' "$never_OUT")
+	nohuge_addr=$(sed -n 's/^addr=//p' "$nohuge_OUT")
+	[ "$(region_huge_kib "$HELD" "$addr")" -eq 0 ] || fail "the plain region is huge already"
+	run -0 grep -x 'THP_enabled:[[:space:]]*0' "/proc/$never_PID/status"
+	mark=$(journal_mark)
+	collapse_conf Processes=all
+	# at start thpd owes a pass, and blocks are free: it runs at once
+	thpd_start
+	wait_until 120 test "$(region_huge_kib "$HELD" "$addr")" -eq 32768 ||
+		fail "the plain region was not collapsed: $(region_huge_kib "$HELD" "$addr") kB; $(status | jq -c .collapse)"
+	wait_until 120 collapse_state_is idle || fail "the pass did not end: $(status | jq -c .collapse)"
+	[ "$(region_huge_kib "$never_PID" "$never_addr")" -eq 0 ] ||
+		fail "the process at never was collapsed: $(region_huge_kib "$never_PID" "$never_addr") kB"
+	[ "$(region_huge_kib "$nohuge_PID" "$nohuge_addr")" -eq 0 ] ||
+		fail "the MADV_NOHUGEPAGE region was collapsed: $(region_huge_kib "$nohuge_PID" "$nohuge_addr") kB"
+	# nor tried: no journal entry names them
+	run -0 journal_events "$mark" collapse
+	run -0 jq -se --arg n "$never_PID" --arg h "$nohuge_PID" --arg p "$HELD" \
+		'any(.[]; .COLLAPSE_PID == $p) and all(.[]; .COLLAPSE_PID != $n and .COLLAPSE_PID != $h)' <<<"$output"
+	hold_finish_as never
+	hold_finish_as nohuge
+	hold_finish
+	[ "$(hold_value pattern_final)" = ok ]
+}
+
+@test "a size at never stays untouched, and is collapsed once it inherits again" {
+	[ -e "$THP/hugepages-2048kB/enabled" ] || skip "kernel without per-size THP controls (6.8+)"
+	thp_set enabled never
+	hold_start "$THP_HELPERS/thp-touch" --size 32 --hold
+	local addr passes
+	addr=$(hold_value addr)
+	thp_set enabled always
+	thp_set hugepages-2048kB/enabled never
+	collapse_conf Processes=all
+	thpd_start
+	# the start's pass finds nothing the kernel would make huge
+	wait_until 120 test "$(collapse_field passes)" -ge 1 || fail "no pass: $(status | jq -c .collapse)"
+	wait_until 120 collapse_state_is idle || fail "the pass did not end: $(status | jq -c .collapse)"
+	[ "$(region_huge_kib "$HELD" "$addr")" -eq 0 ] ||
+		fail "collapsed with hugepages-2048kB/enabled=never: $(region_huge_kib "$HELD" "$addr") kB"
+	passes=$(collapse_field passes)
+	# the size inherits always again: a reload owes a pass, which collapses it
+	thp_set hugepages-2048kB/enabled inherit
+	systemctl reload thpd.service
+	wait_until 120 test "$(region_huge_kib "$HELD" "$addr")" -eq 32768 ||
+		fail "not collapsed after the size came back: $(status | jq -c .collapse)"
+	[ "$(collapse_field passes)" -gt "$passes" ]
+	hold_finish
+	[ "$(hold_value pattern_final)" = ok ]
+}
+
+@test "never while stepped down: a step-down holds the collapse back" {
+	# MADV_HUGEPAGE: eligible under the step-down's madvise too, so only
+	# the step-down itself can hold it back
+	thp_set enabled never
+	hold_start "$THP_HELPERS/thp-touch" --size 32 --madvise --hold
+	local addr
+	addr=$(hold_value addr)
+	thp_set enabled always
+	# more free blocks than any guest has: thpd steps down at its first
+	# check (0.2 s), long before its first look for free blocks (5 s); no
+	# reserve, which would hold the collapse back on its own
+	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
+		[Adaptive]
+		Enabled=yes
+		MinFreeBlocks=100000000
+		CheckIntervalSec=0.2
+
+		[Collapse]
+		Enabled=yes
+		Processes=all
+		ReserveFreeBlocks=0
+		WatchIntervalSec=5
+	EOF
+	local mark
+	mark=$(journal_mark)
+	thpd_start
+	journal_wait 60 "$mark" step-down || fail "no step-down"
+	# the start's debt waits for a step-up, and no step-up comes
+	wait_until 60 test "$(status | jq -r .collapse.state)" = "owed, stepped down" ||
+		fail "expected owed, stepped down: $(status | jq -c .collapse)"
+	# past the first look for free blocks
+	sleep 6
+	[ "$(status | jq -r .collapse.passes)" -eq 0 ] || fail "a pass ran: $(status | jq -c .collapse)"
+	[ "$(region_huge_kib "$HELD" "$addr")" -eq 0 ] || fail "collapsed while stepped down"
+	run -0 journal_events "$mark" collapse
+	[ -z "$output" ] || fail "collapsed while stepped down: $output"
+}
+
+@test "status and metrics count the collapses, bytes, failures and CPU time" {
+	thp_set enabled never
+	hold_start "$THP_HELPERS/thp-touch" --size 16 --hold
+	thp_set enabled always
+	collapse_conf
+	thpd_start
+	wait_until 120 test "$(collapse_field hugepages)" -ge 8 || fail "not collapsed: $(status | jq -c .collapse)"
+	run -0 thpctl --json status
+	run -0 jq -e '.thpd.collapse | .enabled and .processes == "rules" and .hugepages >= 8
+		and .bytes >= 16777216 and .processes_collapsed >= 1 and .cpu_usec > 0
+		and (.failures | type) == "number" and (.failures_by | keys) == ["again","busy","invalid","nomem","other"]' <<<"$output"
+	run -0 thpctl metrics
+	assert_line --regexp '^thpd_collapse_enabled 1$'
+	assert_line --regexp '^thpd_collapse_hugepages_total ([89]|[1-9][0-9]+)$'
+	assert_line --regexp '^thpd_collapse_bytes_total [0-9]+$'
+	assert_line --regexp '^thpd_collapse_failures_total\{reason="nomem"\} [0-9]+$'
+	assert_line --regexp '^thpd_collapse_cpu_seconds_total [0-9.]+$'
+	hold_finish
+	[ "$(hold_value pattern_final)" = ok ]
+}
+
+@test "collapse keeps CAP_SYS_NICE, and only then" {
+	collapse_conf
+	thpd_start
+	local capeff
+	capeff=$(awk '/^CapEff:/ { print $2 }' "/proc/$(thpd_pid)/status")
+	# the documented sets (thpd(8), SECURITY): the usual ones plus
+	# CAP_SYS_NICE (bit 23) and CAP_SYS_PTRACE (19)
+	if [ -e /proc/self/thp_policy ]; then
+		[ "$capeff" = 0000000001a81002 ] || fail "CapEff $capeff with [Collapse] on"
+	else
+		[ "$capeff" = 0000000001880000 ] || fail "CapEff $capeff with [Collapse] on"
+	fi
+	thpd_stop
+	: >"$THPD_CONF_DIR/thpd.conf"
+	thpd_start
+	capeff=$(awk '/^CapEff:/ { print $2 }' "/proc/$(thpd_pid)/status")
+	[ "$capeff" = "$(thpd_expected_capeff)" ] || fail "CapEff $capeff with [Collapse] off"
+}
