@@ -125,8 +125,10 @@ TOP=$BATS_TEST_DIRNAME/../..
 		n=$((n + 1))
 		grep -qF "| $n | ${subject#mm: thp: } |" "$TOP/kernel/README.md" ||
 			fail "kernel/README.md has no row '| $n | ${subject#mm: thp: } |'"
+	# "[PATCH v3 k/N] ": the version is optional; the cover letter (0/N) is no patch
 	done < <(awk '/^Subject: /{s=$0; getline; while ($0 ~ /^ /) { s = s $0; getline } print s}' \
-		"$TOP/kernel/sysfs-thp.patch" | sed 's/^Subject: \[PATCH [0-9]*\/[0-9]*\] //')
+		"$TOP/kernel/sysfs-thp.patch" |
+		sed -nE '/^Subject: \[PATCH( v[0-9]+)? 0\//d; s/^Subject: \[PATCH( v[0-9]+)? [0-9]+\/[0-9]+\] //p')
 	[ "$n" -gt 0 ] || fail "no Subject: line in kernel/sysfs-thp.patch"
 	run -0 grep -cE '^\| [0-9]+ \| ' "$TOP/kernel/README.md"
 	assert_output "$n"
