@@ -106,4 +106,21 @@ END {
 		printf "pressure -> logged step-down: median %d ms (%d..%d, %d runs, %d without a step-down in 15 s)\n", median(v[k "/delay_ms"]), minof(v[k "/delay_ms"]), maxof(v[k "/delay_ms"]), split(v[k "/delay_ms"], dd, " "), n
 	}
 	print "goals: RSS <= 2048 KiB, no wakeups beyond the watchdog, step-down <= 2000 ms"
+	print ""
+	print "5. huge zero page read faults, THREADS threads of one process (TCG -smp 2, 5 s each;"
+	print "   every fault increments the mm's thp_zero_page_fault with the series), faults/s"
+	printf "%-8s %12s %18s %12s %18s %8s %14s\n", "threads", "patched", "(min..max)", "stock", "(min..max)", "ratio", "counted/faults"
+	for (t = 1; t <= 3; t++) {
+		c = t == 1 ? "t1" : t == 2 ? "t2" : "t8"
+		pa = v["patched/zerofault/" c "/faults_per_s"]; st = v["stock/zerofault/" c "/faults_per_s"]
+		if (pa == "" && st == "") { printf "%-8s %s\n", substr(c, 2), "not measured"; continue }
+		# counted/faults of each repetition: the series' counter against what the threads did
+		cnt = median(v["patched/zerofault/" c "/zero_page_faults"]); fl = median(v["patched/zerofault/" c "/faults"])
+		cf = (fl > 0) ? sprintf("%.3f", cnt / fl) : "-"
+		sm = (st == "") ? "-" : sprintf("%.0f", median(st))
+		sr = (st == "") ? "" : sprintf("%8.0f..%-9.0f", minof(st), maxof(st))
+		printf "%-8s %12.0f %8.0f..%-9.0f %12s %18s %8s %14s\n", substr(c, 2), median(pa), minof(pa), maxof(pa),
+			sm, sr, (st == "") ? "-" : ratio(median(pa), median(st)), cf
+	}
+	print "ratio = patched/stock (>= 1 is faster with the series); counted/faults must be 1.000"
 }

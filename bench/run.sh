@@ -3,7 +3,7 @@
 # Prints raw measurements as lines "R section=... case=... rep=N key=value...";
 # bench/report.awk turns them into the table. Never fails on a time.
 #
-# usage: run.sh all|"SECTION..." [REPS [SIZE_MIB]]  (largepages hooks launch thpd)
+# usage: run.sh all|"SECTION..." [REPS [SIZE_MIB]]  (largepages hooks launch thpd zerofault)
 set -u
 THP=/sys/kernel/mm/transparent_hugepage
 H=${THP_HELPERS:-/opt/thp-stack/helpers}
@@ -86,6 +86,23 @@ hooks() {
 		out=$("$H/spawn" 200 /bin/true)
 		echo "R section=hooks case=forkexec rep=$rep $out"
 	done
+}
+
+# many threads of one process read-faulting the huge zero page: each fault
+# increments the per-mm thp_zero_page_fault of the series, one word shared
+# by all threads (issue 26, finding 5). Needs 2 CPUs to show contention.
+zerofault() {
+	local rep t out zp
+	zp=$(cat $THP/use_zero_page)
+	echo 1 >$THP/use_zero_page
+	set_mode 1
+	for rep in $(seq 1 "$REPS"); do
+		for t in 1 2 8; do
+			out=$("$H/zerofault" "$t" 5 1024)
+			echo "R section=zerofault case=t$t rep=$rep $out"
+		done
+	done
+	echo "$zp" >$THP/use_zero_page
 }
 
 launch() {
@@ -189,13 +206,14 @@ thpd_bench() {
 }
 
 meta
-[ "$section" = all ] && section="largepages hooks launch thpd"
+[ "$section" = all ] && section="largepages hooks launch thpd zerofault"
 for s in $section; do
 	case $s in
 	largepages) largepages ;;
 	hooks) hooks ;;
 	launch) launch ;;
 	thpd) thpd_bench ;;
-	*) echo "usage: run.sh all|\"SECTION...\" [REPS [SIZE_MIB]]; sections: largepages hooks launch thpd" >&2; exit 2 ;;
+	zerofault) zerofault ;;
+	*) echo "usage: run.sh all|\"SECTION...\" [REPS [SIZE_MIB]]; sections: largepages hooks launch thpd zerofault" >&2; exit 2 ;;
 	esac
 done

@@ -6,11 +6,12 @@
  *   CAP_SYS_RESOURCE  PSI triggers with windows that are not a multiple of
  *                     2 s (kernel/sched/psi.c: unprivileged triggers are
  *                     limited to 2 s windows and slower aggregation)
- *   CAP_SYS_ADMIN     writing /proc/PID/thp_policy (docs/abi.md)
+ *   CAP_SYS_NICE      writing /proc/PID/thp_policy: the kernel asks for it,
+ *                     as for process_madvise() (docs/abi.md)
  *   CAP_DAC_OVERRIDE  opening that file for writing when another user owns
  *                     the process: it is 0644 and owned by the process's
  *                     user, as oom_score_adj is
- *   CAP_SYS_PTRACE    the PTRACE_MODE_ATTACH check of that write, and reading
+ *   CAP_SYS_PTRACE    the PTRACE_MODE_READ check of that write, and reading
  *                     /proc/PID/exe, for other users' processes
  *   CAP_NET_ADMIN     subscribing to the proc connector (exec events)
  *
@@ -32,7 +33,7 @@
 
 int thpd_drop_caps(bool rules_possible, char *kept, size_t size)
 {
-	cap_value_t want[] = { CAP_SYS_RESOURCE, CAP_SYS_ADMIN, CAP_DAC_OVERRIDE,
+	cap_value_t want[] = { CAP_SYS_RESOURCE, CAP_SYS_NICE, CAP_DAC_OVERRIDE,
 			       CAP_SYS_PTRACE, CAP_NET_ADMIN };
 	size_t n_want = rules_possible ? sizeof(want) / sizeof(want[0]) : 1, n_keep = 0, off = 0;
 	cap_value_t keep[sizeof(want) / sizeof(want[0])];
