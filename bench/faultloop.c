@@ -3,6 +3,8 @@
  * faultloop: the page-fault path, timed (will-it-scale page_fault1 style).
  *   faultloop 4k  ITER MIB   map MIB with MADV_NOHUGEPAGE, touch every 4 KiB, unmap
  *   faultloop thp ITER MIB   map MIB 2 MiB-aligned with MADV_HUGEPAGE, touch, unmap
+ *   faultloop mthp ITER MIB  the same; the caller has set the sizes (e.g. 64K
+ *                            at always, 2M at never), so each fault maps an mTHP
  * Prints "faults=N ns_per_fault=X" (faults counted with getrusage).
  */
 #include <inttypes.h>
@@ -20,16 +22,17 @@
 int main(int argc, char **argv)
 {
 	struct timespec a, b;
-	int thp;
+	int huge;
 	long iters, f0, faults;
 	size_t len;
 	uint64_t ns;
 
-	if (argc != 4 || (strcmp(argv[1], "4k") && strcmp(argv[1], "thp"))) {
-		fprintf(stderr, "usage: faultloop 4k|thp ITER MIB\n");
+	if (argc != 4 || (strcmp(argv[1], "4k") && strcmp(argv[1], "thp") &&
+			  strcmp(argv[1], "mthp"))) {
+		fprintf(stderr, "usage: faultloop 4k|thp|mthp ITER MIB\n");
 		return 2;
 	}
-	thp = strcmp(argv[1], "thp") == 0;
+	huge = strcmp(argv[1], "4k") != 0;
 	iters = strtol(argv[2], NULL, 0);
 	len = strtoul(argv[3], NULL, 0) << 20;
 	f0 = minflt();
@@ -44,7 +47,7 @@ int main(int argc, char **argv)
 			return 3;
 		}
 		p = (char *)(((uintptr_t)raw + HPAGE - 1) & ~(HPAGE - 1));
-		madvise(p, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+		madvise(p, len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 		for (size_t off = 0; off < len; off += 4096)
 			p[off] = 1;
 		munmap(raw, len + HPAGE);

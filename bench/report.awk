@@ -68,11 +68,12 @@ END {
 	print "   (deterministic clock: QEMU -icount, one CPU; guest time follows executed instructions,"
 	print "   so noise only adds: the ratio of the minima is the cost, that of the medians an upper bound)"
 	printf "%-10s %16s %16s %10s %16s %16s %10s\n", "case", "patched min", "stock min", "ratio", "patched median", "stock median", "ratio"
-	split("fault4k:ns_per_fault faultthp:ns_per_fault forkexec:us_per_launch", hk, " ")
-	for (i = 1; i <= 3; i++) {
+	split("fault4k:ns_per_fault faultthp:ns_per_fault fault64k:ns_per_fault forkexec:us_per_launch", hk, " ")
+	for (i = 1; i <= 4; i++) {
 		split(hk[i], p, ":")
 		pa = v["patched/hooks/" p[1] "/" p[2]]; st = v["stock/hooks/" p[1] "/" p[2]]
 		u = p[2] ~ /ns/ ? "ns" : "us"
+		if (p[1] == "fault64k" && pa == "" && st == "") continue	# no multi-size THP
 		if (pa == "" || st == "") { printf "%-10s %s\n", p[1], "not measured (needs both kernels)"; continue }
 		printf "%-10s %13.1f %-2s %13.1f %-2s %10s %13.1f %-2s %13.1f %-2s %10s\n", p[1], minof(pa), u, minof(st), u, ratio(minof(pa), minof(st)), median(pa), u, median(st), u, ratio(median(pa), median(st))
 	}
@@ -110,7 +111,42 @@ END {
 		printf "idle with [Collapse] on, nothing owed: %s CPU ticks, %s context switches\n", median(v[k "/cpu_ticks"]), median(v[k "/ctxsw"])
 	print "goals: RSS <= 2048 KiB, no wakeups beyond the watchdog, step-down <= 2000 ms"
 	print ""
-	print "5. collapse after fragmentation: a process faults " (v["patched/collapse/thpd/size_mib"] != "" ? median(v["patched/collapse/thpd/size_mib"]) : "?") " MiB as 4 KiB pages, reads it in a loop;"
+	print "5. huge zero page read faults, THREADS threads of one process (TCG -smp 2, 5 s each;"
+	print "   every fault increments the mm's thp_zero_page_fault with the series), faults/s"
+	printf "%-8s %12s %18s %12s %18s %8s %14s\n", "threads", "patched", "(min..max)", "stock", "(min..max)", "ratio", "counted/faults"
+	for (t = 1; t <= 3; t++) {
+		c = t == 1 ? "t1" : t == 2 ? "t2" : "t8"
+		pa = v["patched/zerofault/" c "/faults_per_s"]; st = v["stock/zerofault/" c "/faults_per_s"]
+		if (pa == "" && st == "") { printf "%-8s %s\n", substr(c, 2), "not measured"; continue }
+		# counted/faults of each repetition: the series' counter against what the threads did
+		cnt = median(v["patched/zerofault/" c "/zero_page_faults"]); fl = median(v["patched/zerofault/" c "/faults"])
+		cf = (fl > 0) ? sprintf("%.3f", cnt / fl) : "-"
+		sm = (st == "") ? "-" : sprintf("%.0f", median(st))
+		sr = (st == "") ? "" : sprintf("%8.0f..%-9.0f", minof(st), maxof(st))
+		printf "%-8s %12.0f %8.0f..%-9.0f %12s %18s %8s %14s\n", substr(c, 2), median(pa), minof(pa), maxof(pa),
+			sm, sr, (st == "") ? "-" : ratio(median(pa), median(st)), cf
+	}
+	print "ratio = patched/stock (>= 1 is faster with the series); counted/faults must be 1.000"
+	if (v["patched/mthpfault/t1/faults_per_s"] != "" || v["stock/mthpfault/t1/faults_per_s"] != "") {
+		print ""
+		print "6. 64K mTHP write faults, THREADS threads of one process (TCG -smp 2, 5 s each;"
+		print "   every fault increments the mm's hugepages-64kB/anon_fault_alloc with the 6.12 series), faults/s"
+		printf "%-8s %12s %18s %12s %18s %8s %14s\n", "threads", "patched", "(min..max)", "stock", "(min..max)", "ratio", "counted/faults"
+		for (t = 1; t <= 3; t++) {
+			c = t == 1 ? "t1" : t == 2 ? "t2" : "t8"
+			pa = v["patched/mthpfault/" c "/faults_per_s"]; st = v["stock/mthpfault/" c "/faults_per_s"]
+			if (pa == "") { printf "%-8s %s\n", substr(c, 2), "not measured"; continue }
+			cnt = median(v["patched/mthpfault/" c "/per_process"]); fl = median(v["patched/mthpfault/" c "/faults"])
+			cf = (fl > 0 && cnt >= 0) ? sprintf("%.3f", cnt / fl) : "-"
+			sm = (st == "") ? "-" : sprintf("%.0f", median(st))
+			sr = (st == "") ? "" : sprintf("%8.0f..%-9.0f", minof(st), maxof(st))
+			printf "%-8s %12.0f %8.0f..%-9.0f %12s %18s %8s %14s\n", substr(c, 2), median(pa), minof(pa), maxof(pa),
+				sm, sr, (st == "") ? "-" : ratio(median(pa), median(st)), cf
+		}
+		print "ratio = patched/stock (>= 1 is faster with the series); counted/faults must be 1.000"
+	}
+	print ""
+	print "7. collapse after fragmentation: a process faults " (v["patched/collapse/thpd/size_mib"] != "" ? median(v["patched/collapse/thpd/size_mib"]) : "?") " MiB as 4 KiB pages, reads it in a loop;"
 	print "   from the release of the fragmentation: time until 90% of it is huge (up to 10 min),"
 	print "   thpd's CPU time for it, the loop's largest gap between two reads (medians)"
 	printf "%-11s %5s %12s %18s %12s %12s %14s %8s\n", "case", "runs", "to 90% (ms)", "(min..max)", "reached", "thpd CPU ms", "gap max (us)", "quiet"

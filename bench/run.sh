@@ -4,7 +4,7 @@
 # bench/report.awk turns them into the table. Never fails on a time.
 #
 # usage: run.sh all|"SECTION..." [REPS [SIZE_MIB [COLLAPSE_REPS [COLLAPSE_MIB]]]]
-#        (sections: largepages hooks launch thpd collapse)
+#        (sections: largepages hooks launch thpd zerofault mthpfault collapse)
 set -u
 THP=/sys/kernel/mm/transparent_hugepage
 H=${THP_HELPERS:-/opt/thp-stack/helpers}
@@ -18,7 +18,20 @@ COLLAPSE_MIB=${5:-256}
 knob() { sed 's/.*\[\(.*\)\].*/\1/' "$THP/$1"; }
 saved_enabled=$(knob enabled)
 saved_defrag=$(knob defrag)
-trap 'echo "$saved_enabled" >$THP/enabled; echo "$saved_defrag" >$THP/defrag' EXIT
+# multi-size THP (6.8+): the 64K and PMD sizes the mTHP cases set
+M64=hugepages-64kB/enabled
+MPMD=hugepages-$(($(cat $THP/hpage_pmd_size) >> 10))kB/enabled
+saved_m64= saved_mpmd=
+if [ -e $THP/$M64 ]; then
+	saved_m64=$(knob $M64)
+	saved_mpmd=$(knob $MPMD)
+fi
+restore() {
+	echo "$saved_enabled" >$THP/enabled
+	echo "$saved_defrag" >$THP/defrag
+	[ -z "$saved_m64" ] || { echo "$saved_m64" >$THP/$M64; echo "$saved_mpmd" >$THP/$MPMD; }
+}
+trap restore EXIT
 echo 60000 >$THP/khugepaged/scan_sleep_millisecs
 
 patched=0
@@ -88,7 +101,56 @@ hooks() {
 		echo "R section=hooks case=faultthp rep=$rep $out"
 		out=$("$H/spawn" 200 /bin/true)
 		echo "R section=hooks case=forkexec rep=$rep $out"
+		# mTHP faults (alloc_anon_folio()): 64K at always, PMD size off
+		if [ -n "$saved_m64" ]; then
+			echo always >$THP/$M64
+			echo never >$THP/$MPMD
+			out=$("$H/faultloop" mthp 20 64)
+			echo "R section=hooks case=fault64k rep=$rep $out"
+			echo "$saved_m64" >$THP/$M64
+			echo "$saved_mpmd" >$THP/$MPMD
+		fi
 	done
+}
+
+# many threads of one process read-faulting the huge zero page: each fault
+# increments the per-mm thp_zero_page_fault of the series, one word shared
+# by all threads (issue 26, finding 5). Needs 2 CPUs to show contention.
+zerofault() {
+	local rep t out zp
+	zp=$(cat $THP/use_zero_page)
+	echo 1 >$THP/use_zero_page
+	set_mode 1
+	for rep in $(seq 1 "$REPS"); do
+		for t in 1 2 8; do
+			out=$("$H/zerofault" "$t" 5 1024)
+			echo "R section=zerofault case=t$t rep=$rep $out"
+		done
+	done
+	echo "$zp" >$THP/use_zero_page
+}
+
+# many threads of one process write-faulting 64K mTHPs (alloc_anon_folio()):
+# with the 6.12 series each fault increments the mm's per-size
+# hugepages-64kB/anon_fault_alloc, one word shared by all threads. Needs 2
+# CPUs to show contention, and multi-size THP.
+mthpfault() {
+	local rep t out
+	if [ -z "$saved_m64" ]; then
+		echo "R section=mthpfault case=t1 unavailable=1"
+		return
+	fi
+	set_mode 1
+	echo always >$THP/$M64
+	echo never >$THP/$MPMD
+	for rep in $(seq 1 "$REPS"); do
+		for t in 1 2 8; do
+			out=$("$H/mthpfault" "$t" 5 16 64)
+			echo "R section=mthpfault case=t$t rep=$rep $out"
+		done
+	done
+	echo "$saved_m64" >$THP/$M64
+	echo "$saved_mpmd" >$THP/$MPMD
 }
 
 launch() {
@@ -327,14 +389,16 @@ collapse_bench() {
 }
 
 meta
-[ "$section" = all ] && section="largepages hooks launch thpd collapse"
+[ "$section" = all ] && section="largepages hooks launch thpd zerofault mthpfault collapse"
 for s in $section; do
 	case $s in
 	largepages) largepages ;;
 	hooks) hooks ;;
 	launch) launch ;;
 	thpd) thpd_bench ;;
+	zerofault) zerofault ;;
+	mthpfault) mthpfault ;;
 	collapse) collapse_bench ;;
-	*) echo "usage: run.sh all|\"SECTION...\" [REPS [SIZE_MIB]]; sections: largepages hooks launch thpd collapse" >&2; exit 2 ;;
+	*) echo "usage: run.sh all|\"SECTION...\" [REPS [SIZE_MIB]]; sections: largepages hooks launch thpd zerofault mthpfault collapse" >&2; exit 2 ;;
 	esac
 done

@@ -107,8 +107,14 @@ int verb_policy(struct verb_args *a)
 	if (a->argc > 2) {
 		r = thp_policy_set(pid, thp_policy_from_name(a->argv[2]));
 		if (r < 0) {
-			log_error("failed to write '%s' to %s: %s", a->argv[2], full_path(path),
-				  strerror(-r));
+			/* the kernel's rule (docs/abi.md), as for process_madvise() */
+			log_error("failed to write '%s' to %s: %s%s", a->argv[2], full_path(path),
+				  strerror(-r),
+				  r == -EPERM ? " (setting a policy needs CAP_SYS_NICE)" :
+				  r == -EACCES ? " (setting a policy needs the right to read the "
+						 "process's memory maps: its user, or CAP_SYS_PTRACE)" :
+				  r == -ESRCH ? " (the process has no memory: a kernel thread or "
+						"exiting)" : "");
 			return EXIT_FAIL;
 		}
 		if (thp_policy_from_name(a->argv[2]) == PR_THP_MM_POLICY_ADVISE)

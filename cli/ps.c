@@ -13,7 +13,10 @@
 
 /*
  * One row of ps. Returns 0, -ENODATA for a process without memory (a kernel
- * thread), or -errno (gone, not ours to read) with *what naming the file.
+ * thread, a zombie, one exiting), or -errno (gone, not ours to read) with
+ * *what naming the file. thp_policy and thp_stat look the process's memory
+ * up at each read: ESRCH there is a process that lost it since smaps_rollup
+ * was read.
  */
 static int ps_row(pid_t pid, const struct thp_state *st, struct json_object **out,
 		  const char **what)
@@ -66,7 +69,7 @@ static int ps_row(pid_t pid, const struct thp_state *st, struct json_object **ou
 	return 0;
 fail:
 	json_object_put(row);
-	return r;
+	return r == -ESRCH ? -ENODATA : r;
 }
 
 static const char *sort_key;

@@ -6,11 +6,12 @@
  *   CAP_SYS_RESOURCE  PSI triggers with windows that are not a multiple of
  *                     2 s (kernel/sched/psi.c: unprivileged triggers are
  *                     limited to 2 s windows and slower aggregation)
- *   CAP_SYS_ADMIN     writing /proc/PID/thp_policy (docs/abi.md)
+ *   CAP_SYS_NICE      writing /proc/PID/thp_policy: the kernel asks for it,
+ *                     as for process_madvise() (docs/abi.md)
  *   CAP_DAC_OVERRIDE  opening that file for writing when another user owns
  *                     the process: it is 0644 and owned by the process's
  *                     user, as oom_score_adj is
- *   CAP_SYS_PTRACE    the PTRACE_MODE_ATTACH check of that write, and reading
+ *   CAP_SYS_PTRACE    the PTRACE_MODE_READ check of that write, and reading
  *                     /proc/PID/exe, for other users' processes
  *   CAP_NET_ADMIN     subscribing to the proc connector (exec events)
  *   CAP_SYS_NICE      process_madvise(MADV_COLLAPSE) on another process
@@ -18,10 +19,10 @@
  *                     PTRACE_MODE_READ check (and smaps, pagemap) of other
  *                     users' processes and non-dumpable ones
  *
- * CAP_SYS_ADMIN, CAP_DAC_OVERRIDE, CAP_SYS_PTRACE and CAP_NET_ADMIN only
+ * CAP_SYS_NICE, CAP_DAC_OVERRIDE, CAP_SYS_PTRACE and CAP_NET_ADMIN only
  * when the kernel has the per-process policy: on a stock kernel rules can
  * never be applied, so they are dropped as well. CAP_SYS_NICE and
- * CAP_SYS_PTRACE when the configuration at start turns [Collapse] on.
+ * CAP_SYS_PTRACE also when the configuration at start turns [Collapse] on.
  * Everything else leaves the permitted, effective, inheritable, ambient and
  * (when CAP_SETPCAP allows) bounding sets.
  */
@@ -38,23 +39,21 @@
 
 int thpd_drop_caps(bool rules_possible, bool collapse, char *kept, size_t size)
 {
-	cap_value_t want[7] = { CAP_SYS_RESOURCE };
+	cap_value_t want[6] = { CAP_SYS_RESOURCE };
 	size_t n_want = 1, n_keep = 0, off = 0;
 	cap_value_t keep[sizeof(want) / sizeof(want[0])];
 	cap_flag_value_t have;
 	cap_t cur, c;
 	int r = 0;
 
-	if (rules_possible) {
-		want[n_want++] = CAP_SYS_ADMIN;
-		want[n_want++] = CAP_DAC_OVERRIDE;
-		want[n_want++] = CAP_SYS_PTRACE;
-		want[n_want++] = CAP_NET_ADMIN;
-	}
-	if (collapse) {
+	/* CAP_SYS_NICE and CAP_SYS_PTRACE serve both rules and [Collapse] */
+	if (rules_possible || collapse) {
 		want[n_want++] = CAP_SYS_NICE;
-		if (!rules_possible)
-			want[n_want++] = CAP_SYS_PTRACE;
+		want[n_want++] = CAP_SYS_PTRACE;
+	}
+	if (rules_possible) {
+		want[n_want++] = CAP_DAC_OVERRIDE;
+		want[n_want++] = CAP_NET_ADMIN;
 	}
 	kept[0] = '\0';
 	cur = cap_get_proc();

@@ -52,10 +52,11 @@ int thp_state_read(struct thp_state *st)
 		if (r < 0)
 			return r;
 		buf[strcspn(buf, "\n")] = '\0';
+		/* "per-size": the 6.12 series, the PMD size not at inherit */
 		if (strcmp(buf, "0") && strcmp(buf, "1") && strcmp(buf, "2") &&
-		    strcmp(buf, "never") && strcmp(buf, "custom"))
+		    strcmp(buf, "never") && strcmp(buf, "custom") && strcmp(buf, "per-size"))
 			return -EBADMSG;
-		strcpy(st->mode, buf);	/* one of the five words above */
+		strcpy(st->mode, buf);	/* one of the six words above */
 		st->rfc = buf[1] == '\0' && buf[0] >= '0' && buf[0] <= '2' ? buf[0] - '0' : -1;
 	} else {
 		snprintf(st->mode, sizeof(st->mode), "%s",

@@ -198,7 +198,7 @@ struct thp_model {
 	struct thp_choice enabled, defrag, shmem_enabled;
 	int use_zero_page;	/* 0/1, -1: no such file */
 	int shrink_underused;	/* 0/1, -1: no such file (before 6.12) */
-	char mode[8];		/* our kernel's mode file, "" where absent */
+	char mode[16];		/* our kernel's mode file, "" where absent */
 	unsigned long pmd_kib;	/* hpage_pmd_size / 1024 (2048 where absent) */
 	bool per_size;		/* the kernel has hugepages-<N>kB directories */
 	int nsizes;
@@ -332,7 +332,7 @@ void thp_boot_values(const struct thp_cmdline *cl, const char *kconfig, unsigned
 struct thp_state {
 	enum thp_enabled enabled;
 	char defrag[16];	/* "always", "defer", "defer+madvise", "madvise", "never" */
-	char mode[8];		/* "0"/"1"/"2"/"never"/"custom": the kernel's mode file, else thp_rfc_mode() */
+	char mode[16];		/* "0"/"1"/"2"/"never"/"custom"/"per-size": the kernel's mode file, else thp_rfc_mode() */
 	int rfc;		/* 0/1/2 where the kernel's mode file reads that number, else -1 */
 	bool has_mode_file;	/* patched kernel: <root>THP_SYSFS_DIR/mode exists */
 	bool has_thp_policy;	/* patched kernel: <root>/proc/self/thp_policy exists */

@@ -87,13 +87,24 @@ expect_state() {
 	expect_state never madvise never
 }
 
-@test "mode accepts the words with enabled's semantics" {
+# v3 (issue 26, finding 6): mode takes what it can show except custom. v2
+# took always and madvise too, which mode never shows. Mutation that fails
+# this: drop the "mode_file &&" rejection in thp_enabled_mode_store().
+@test "mode takes never and the numbers; always and madvise only on enabled" {
 	thp_set enabled 2
 	thp_set mode never
 	expect_state never always never
-	thp_set mode madvise
+	local w
+	for w in always madvise; do
+		run bash -c 'echo "$1" >"$2"' _ "$w" "$THP/mode"
+		[[ $status -ne 0 && $output == *"Invalid argument"* ]] ||
+			fail "writing $w to mode: expected EINVAL, seen status $status '$output'"
+		expect_state never always never
+	done
+	# enabled keeps them, changing enabled alone
+	thp_set enabled madvise
 	expect_state madvise always custom
-	thp_set mode always
+	thp_set enabled always
 	expect_state always always 2
 }
 

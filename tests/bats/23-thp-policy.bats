@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# Per-process THP policy (kernel patches 3-4): prctl for oneself, inherited
+# Per-process THP policy (kernel patches 3-7): prctl for oneself, inherited
 # across fork and exec, reset by a secure exec; /proc/<pid>/thp_policy for
 # the administrator; status and smaps reflect it.
 
@@ -208,9 +208,10 @@ thp_eligible() {
 }
 
 # bprm_mm_init() copies the policy into the new program's mm long before
-# exec_mmap() installs it; exec_mmap() copies MMF_INIT_MASK again (patch 3)
-# and the procfs writer holds exec_update_lock (patch 4).
-# Without it, a few of these writes (each reported as success) are lost.
+# exec_mmap() installs it. The procfs writer holds the target's
+# cred_guard_mutex, which the exec holds from before bprm_mm_init() until
+# after its new credentials are in place (series v3, patch 7): a write lands
+# before the exec began and is carried, or on the new program.
 @test "procfs: a policy written while the process execs is never lost" {
 	run "$POL" exec-race 200
 	echo "# $output" >&3

@@ -124,7 +124,7 @@ setup() {
 	assert_line "CapPrm:	$want"
 	# the unit's CapabilityBoundingSet= (without CAP_SETPCAP thpd cannot
 	# shrink it further; it never executes anything, NoNewPrivs is set)
-	assert_line "CapBnd:	0000000001a81002"
+	assert_line "CapBnd:	0000000001881002"
 	assert_line "CapInh:	0000000000000000"
 	assert_line "CapAmb:	0000000000000000"
 	assert_line "NoNewPrivs:	1"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # Permissions across two users (root and nobody): /proc/<pid>/thp_stat and
 # /proc/<pid>/thp_policy (docs/abi.md: thp_stat read like smaps; thp_policy
-# 0644, read by all like status, write needs CAP_SYS_ADMIN and ptrace-attach
-# over the target), thpd's socket file, and
+# 0644, read by all like status, write needs CAP_SYS_NICE and ptrace read
+# access to the target), thpd's socket file, and
 # the unit's `systemd-analyze security` exposure level (recorded in the TAP output).
 # thpd's capabilities against thpd(8) are checked by 50-thpd-service.bats.
 
@@ -51,7 +51,7 @@ start_victims() {
 	assert_output --partial thp_fault_alloc
 }
 
-@test "thp_policy: another user reads it (as status) but cannot write it; without CAP_SYS_ADMIN not even one's own" {
+@test "thp_policy: another user reads it (as status) but cannot write it; without CAP_SYS_NICE not even one's own" {
 	[ -e /proc/self/thp_policy ] || skip "kernel without the thp-stack series: no /proc/<pid>/thp_policy"
 	start_victims
 	echo advise >"/proc/$VICTIM/thp_policy"
@@ -61,7 +61,7 @@ start_victims() {
 	assert_failure
 	assert_output --partial "Permission denied"
 	[ "$(cat "/proc/$VICTIM/thp_policy")" = advise ] || fail "nobody changed root's policy"
-	# its own: readable, but writing needs CAP_SYS_ADMIN (EPERM)
+	# its own: readable, but writing needs CAP_SYS_NICE (EPERM)
 	# bash, not dash: dash's echo reports every write error as "I/O error"
 	run "${NOBODY[@]}" bash -c 'cat /proc/self/thp_policy; echo never >/proc/self/thp_policy'
 	assert_failure

@@ -143,9 +143,9 @@ journal_wait() {
 # the documented capability set (thpd(8), SECURITY)
 thpd_expected_capeff() {
 	if [ -e /proc/self/thp_policy ]; then
-		# CAP_DAC_OVERRIDE(1) CAP_NET_ADMIN(12) CAP_SYS_PTRACE(19) CAP_SYS_ADMIN(21)
+		# CAP_DAC_OVERRIDE(1) CAP_NET_ADMIN(12) CAP_SYS_PTRACE(19) CAP_SYS_NICE(23)
 		# CAP_SYS_RESOURCE(24)
-		echo 0000000001281002
+		echo 0000000001881002
 	else
 		echo 0000000001000000
 	fi

@@ -175,6 +175,9 @@ static void test_state(void)
 	fake_tree(true);
 	put(SYS "mode", "7\n");
 	ok(thp_state_read(&st) == -EBADMSG, "state_read: bad mode file -> EBADMSG");
+	put(SYS "mode", "per-size\n");
+	ok(thp_state_read(&st) == 0 && strcmp(st.mode, "per-size") == 0,
+	   "state_read: the 6.12 series' per-size mode");
 
 	ok(thp_khugepaged_read("pages_to_scan", &v) == 0 && v == 4096, "khugepaged_read");
 	ok(thp_khugepaged_write("pages_to_scan", 512) == 0 &&

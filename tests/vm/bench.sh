@@ -1,7 +1,8 @@
 #!/bin/bash
 # `make bench`: everything in the guest in one boot of the patched kernel,
 # then the hook-cost loops again in one boot of the same config without the
-# series, then launch cost on the host; prints the table and saves it under
+# series, the zero-page fault loop in one more (TCG -smp 2), then launch
+# cost on the host; prints the table and saves it under
 # results/ (text and the raw lines).
 # env: BENCH_REPS (default 5), BENCH_SIZE_MIB (default 512),
 # BENCH_COLLAPSE_REPS (default 3) and BENCH_COLLAPSE_MIB (default 256) for
@@ -18,11 +19,11 @@ raw=$out/bench-$stamp.raw
 log() { echo "bench: $*" >&2; }
 
 reps=${BENCH_REPS:-5}
-log "guest, patched kernel, TCG -smp 2: largepages, launch, thpd, collapse"
+log "guest, patched kernel, TCG -smp 2: largepages, launch, thpd, zerofault, collapse"
 # the collapse section waits up to 10 minutes for khugepaged, each repetition
 "$top/tests/vm/run-guest.sh" --payload "$payload" --mode exec --script "$top/bench/run.sh" \
 	--timeout "${THP_VM_TIMEOUT:-$((2400 + ${BENCH_COLLAPSE_REPS:-3} * 1200))}" "$@" \
-	-- "largepages launch thpd collapse" "$reps" "${BENCH_SIZE_MIB:-512}" \
+	-- "largepages launch thpd zerofault collapse" "$reps" "${BENCH_SIZE_MIB:-512}" \
 	"${BENCH_COLLAPSE_REPS:-3}" "${BENCH_COLLAPSE_MIB:-256}" |
 	tee -a /dev/stderr | sed -n 's/^R /R boot=patched /p' >>"$raw"
 
@@ -43,6 +44,12 @@ log "guest, stock kernel (same config, no series), -icount: hook costs"
 stock=$("$top/tests/vm/build-kernel.sh" --stock | tail -1)
 THP_KERNEL=$stock "$top/tests/vm/run-guest.sh" --payload "$payload" --mode exec --script "$top/bench/run.sh" "${icount[@]}" "$@" \
 	-- hooks "$reps" | tee -a /dev/stderr | sed -n 's/^R /R boot=stock /p' >>"$raw"
+
+# the zero-page fault figure needs two CPUs (contention on the mm's
+# counters), so TCG -smp 2 on the stock kernel too: noisier than -icount
+log "guest, stock kernel (same config, no series), TCG -smp 2: zerofault"
+THP_KERNEL=$stock "$top/tests/vm/run-guest.sh" --payload "$payload" --mode exec --script "$top/bench/run.sh" "$@" \
+	-- zerofault "$reps" | tee -a /dev/stderr | sed -n 's/^R /R boot=stock /p' >>"$raw"
 
 log "host: launch cost"
 if [ -x "$top/build/thpctl" ]; then

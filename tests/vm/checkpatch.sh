@@ -69,6 +69,11 @@ covered() {
 bad=0
 for p in "$work"/*; do
 	subj=$(patch_subject "$p")
+	# the cover letter ([PATCH v3 0/N]) carries no diff: nothing to check
+	if ! grep -q '^diff --git ' "$p"; then
+		echo "skip $(basename "$p") $subj (no diff: the cover letter)"
+		continue
+	fi
 	# checkpatch warns about every added file unless the patch touches
 	# MAINTAINERS; where MAINTAINERS already covers each of them (a file in
 	# tools/testing/selftests/vm/ or mm/, say) that warning is the only false one
