@@ -205,6 +205,21 @@ make_series() {
 	[ "$output" != "$d61" ] || fail "the kselftest list is not in the key"
 }
 
+@test "the kernel cache key hashes a series' code: a reworded message keeps it, a changed line does not" {
+	. "$TOP/tests/vm/lib.sh"
+	local s=$BATS_TEST_TMPDIR/s h0
+	cp "$TOP/kernel/6.1/thp.patch" "$s"
+	h0=$(series_code_hash "$s")
+	[ ${#h0} -eq 64 ] || fail "hash: $h0"
+	# the cover letter and a commit message
+	sed -i '0,/^Subject: /s/^Subject: .*/Subject: [PATCH v3 0\/8] reworded/; s/^This series /That series /' "$s"
+	! cmp -s "$s" "$TOP/kernel/6.1/thp.patch" || fail "the rewording changed nothing"
+	assert_equal "$(series_code_hash "$s")" "$h0"
+	# one line of code
+	sed -i '0,/^+\t/s/^+\t/+\t \t/' "$s"
+	[ "$(series_code_hash "$s")" != "$h0" ] || fail "a changed diff line kept the key"
+}
+
 @test "BASE=6.12 reaches every guest target; the default is 6.1" {
 	local target
 	for target in kernel vm vm-exec demo check-guest bench check-series; do

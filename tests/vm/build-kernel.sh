@@ -8,8 +8,9 @@
 #
 # The result is cached in $THP_CACHE/kernel/<base>-<flavor>-<key>/bzImage,
 # where <key> hashes every input: the base, the source package version and
-# tarball, the series, the config fragments, these scripts, the kselftest
-# list, and the compiler, binutils and C library versions. Unchanged inputs:
+# tarball, the series' code (its diffs: a reworded commit message or cover
+# letter builds the same kernel), the config fragments, these scripts, the
+# kselftest list, and the compiler, binutils and C library versions. Unchanged inputs:
 # no rebuild. The path of the bzImage is the last line printed.
 #
 # The kselftests of the base's list (below) are built from the same patched
@@ -88,7 +89,8 @@ key=$(
 		# the toolchain builds the kernel and links the static kselftests
 		gcc -dumpfullversion
 		dpkg-query -W -f='${Package} ${Version}\n' binutils libc6-dev 2>/dev/null || true
-		[ -s "$patch" ] && sha256sum <"$patch"
+		# the series' diffs: a reworded commit message is the same kernel
+		[ -s "$patch" ] && series_code_hash "$patch"
 		for f in "${frags[@]}" "$top/tests/vm/kconfig.sh" "$top/tests/vm/lib.sh" "$0"; do
 			sha256sum <"$f"
 		done
@@ -191,6 +193,6 @@ fi
 mkdir -p "$dir"
 cp -r "$work/kselftests" "$dir/"
 cp "$work/obj/arch/x86/boot/bzImage" "$work/obj/.config" "$work/obj/System.map" "$dir/"
-echo "$pkg $version, $flavor, series sha256 $(sha256sum <"$patch" 2>/dev/null | cut -c1-16)" >"$dir/VERSION"
+echo "$pkg $version, $flavor, series code sha256 $([ -s "$patch" ] && series_code_hash "$patch" | cut -c1-16)" >"$dir/VERSION"
 rm -rf "$work"
 echo "$dir/bzImage"

@@ -57,3 +57,11 @@ split_series() {
 	done
 	echo "$n"
 }
+
+# series_code_hash MBOX: the sha256 of what a series builds, its diffs only.
+# Subjects, commit messages and the cover letter do not change a kernel, so
+# rewording them keeps the cached build; any line from a "diff --git" to the
+# end of that patch (the code, the kselftests' sources) is hashed.
+series_code_hash() {
+	awk '/^From [0-9a-f]+ / { d = 0 } /^diff --git / { d = 1 } d' "$1" | sha256sum | cut -d' ' -f1
+}
