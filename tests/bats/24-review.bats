@@ -16,6 +16,8 @@ setup_file() {
 teardown_file() {
 	thp_restore_knobs
 	[ -e "$TRACING/events/mmap_lock/enable" ] && echo 0 >"$TRACING/events/mmap_lock/enable"
+	[ -e "$TRACING/events/compaction/enable" ] && echo 0 >"$TRACING/events/compaction/enable"
+	[ -e "$TRACING/tracing_on" ] && echo 1 >"$TRACING/tracing_on"
 	true
 }
 
@@ -193,35 +195,57 @@ eat_stop() {
 	return 0
 }
 
+# order9_compactions CMD...: run CMD (a thp-touch, perhaps wrapped) with the
+# direct compaction event on; ORDER9 = its order-9 (THP) direct compactions,
+# counted for thp-touch's own lines of the trace. vmstat's compact_stall is
+# the whole guest's: under a fragmented guest other tasks' order-2 and
+# order-3 allocations (stacks, page tables) compact too.
+order9_compactions() {
+	echo 0 >"$TRACING/tracing_on"
+	echo >"$TRACING/trace"
+	echo 1 >"$TRACING/tracing_on"
+	run -0 "$@"
+	echo 0 >"$TRACING/tracing_on"
+	ORDER9=$(grep -cE -- '^ *thp-touch-[0-9]+ .*mm_compaction_try_to_compact_pages: order=9 ' \
+		"$TRACING/trace" || true)
+}
+
 # v1: vma_thp_gfp_mask() treated a wrapped process's memory as madvised, so
 # under defrag=madvise every fault of it compacted: +179 compact_stall seen
 # for `thpctl run --advise -- thp-touch --size 200` under mode 1.
 @test "4: on a fragmented guest, a wrapped process does not compact; one that calls madvise does" {
+	mountpoint -q "$TRACING" || mount -t tracefs nodev "$TRACING" ||
+		skip "no tracefs"
+	local ev=$TRACING/events/compaction/mm_compaction_try_to_compact_pages
+	[ -d "$ev" ] || skip "kernel without compaction trace events"
+	echo 1 >"$ev/enable"
 	echo 0 >/proc/sys/vm/compaction_proactiveness
 	echo 3 >/proc/sys/vm/drop_caches
 	HOLD_TIMEOUT=300 hold_start "$THP_HELPERS/thp-frag" --leave 48
 	echo "# thp-frag: $(tr '\n' ' ' <"$HOLD_OUT")" >&3
-	local m c0 a0 wc wa mc ma wkib mkib res=
+	local m c0 a0 wc ws wa mc ms ma wkib mkib res=
 	for m in 0 1; do
 		thp_set enabled "$m"
 		# the control first: a program that madvises must compact here
 		eat 64
 		c0=$(vmstat compact_stall) a0=$(allocstall)
-		run -0 "$THP_HELPERS/thp-touch" --size 32 --madvise
-		mc=$(($(vmstat compact_stall) - c0)) ma=$(($(allocstall) - a0))
+		order9_compactions "$THP_HELPERS/thp-touch" --size 32 --madvise
+		mc=$ORDER9 ms=$(($(vmstat compact_stall) - c0)) ma=$(($(allocstall) - a0))
 		assert_kv pattern = ok
 		mkib=$(kv anon_huge_kib)
 
 		eat 64
 		c0=$(vmstat compact_stall) a0=$(allocstall)
-		run -0 "$THP_HELPERS/thp-policy" set advise -- "$THP_HELPERS/thp-touch" --size 32
-		wc=$(($(vmstat compact_stall) - c0)) wa=$(($(allocstall) - a0))
+		order9_compactions "$THP_HELPERS/thp-policy" set advise -- "$THP_HELPERS/thp-touch" --size 32
+		wc=$ORDER9 ws=$(($(vmstat compact_stall) - c0)) wa=$(($(allocstall) - a0))
 		assert_kv pattern = ok
 		wkib=$(kv anon_huge_kib)
-		echo "# mode $m: madvise caller: compact_stall +$mc allocstall +$ma AnonHugePages $mkib kB; wrapped (advise): compact_stall +$wc allocstall +$wa AnonHugePages $wkib kB" >&3
-		[ "$mc" -gt 0 ] || res+=" mode $m: the madvise caller did not compact (+$mc): fragmentation too weak to compare;"
-		[ "$wc" -eq 0 ] || res+=" mode $m: the wrapped process compacted (+$wc compact_stall);"
+		echo "# mode $m: madvise caller: order-9 compactions $mc (guest: compact_stall +$ms allocstall +$ma) AnonHugePages $mkib kB; wrapped (advise): order-9 compactions $wc (guest: compact_stall +$ws allocstall +$wa) AnonHugePages $wkib kB" >&3
+		[ "$mc" -gt 0 ] || res+=" mode $m: the madvise caller did not compact ($mc): fragmentation too weak to compare;"
+		[ "$wc" -eq 0 ] || res+=" mode $m: the wrapped process compacted for THP ($wc order-9 direct compactions);"
 	done
+	echo 0 >"$ev/enable"
+	echo 1 >"$TRACING/tracing_on"
 	eat_stop
 	hold_kill
 	thp_set enabled 1
