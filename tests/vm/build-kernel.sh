@@ -35,7 +35,7 @@ cache=${THP_CACHE:-/var/cache/thp-stack}
 # (issue 27). Each is <selftests dir>/<name>.c linked with the base's helper
 # sources; a kernel helper adding a test adds its name here.
 kselftests_6_1="thp_controls"
-kselftests_6_12="khugepaged cow mdwe_test ksm_functional_tests"
+kselftests_6_12="thp_controls khugepaged cow mdwe_test ksm_functional_tests"
 # the directory and the helper sources each test of a base links
 kst_dir_6_1=vm kst_helpers_6_1="vm_util.c"
 kst_dir_6_12=mm kst_helpers_6_12="vm_util.c thp_settings.c"
