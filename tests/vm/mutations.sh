@@ -24,7 +24,9 @@
 # env: THP_MUT_JOBS (make -j, default 2), THP_MUT_TIMEOUT (s per boot, 1200),
 #      THP_RACE_ROUNDS (vfork-race and fork-race rounds, default 3000;
 #      exec-thread-race runs a tenth of them, as 26-review-v3.bats does)
-# Results: build/mutations/ (summary.txt, each boot's console log).
+# Results: build/mutations/: summary.txt (one line per mutation, with the
+# build and boot seconds), table.txt (the same in <= 76 columns, for the
+# cover letter), each boot's console log.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -53,8 +55,9 @@ log() { echo "mutations: $*" >&2; }
 [ -f "$data" ] || { log "no kernel/$base/mutations.txt"; exit 2; }
 [ -z "$src$obj" ] || { [ -n "$src" ] && [ -n "$obj" ]; } || { log "--tree and --obj go together"; exit 2; }
 
-# kernel/<base>/mutations.txt: records of "mutation NAME", "expect TEST...",
-# optional "also ..." (what else catches it, not run here) and a git diff
+# kernel/<base>/mutations.txt: records of "mutation NAME", "change WHAT",
+# "expect TEST...", optional "also ..." (what else catches it, not run
+# here) and a git diff
 work=$cache/mutations-$base
 mkdir -p "$work"
 rm -rf "$work/diffs"
@@ -62,6 +65,7 @@ mkdir -p "$work/diffs"
 awk -v d="$work/diffs" '
 	/^#/ && !f { next }
 	/^mutation / { f = d "/" $2; print $2 >>(d "/order"); next }
+	/^change / { sub(/^change /, ""); print >(f ".change"); next }
 	/^expect / { sub(/^expect /, ""); print >(f ".expect"); next }
 	/^also / { sub(/^also /, ""); print >(f ".also"); next }
 	f { print >(f ".diff") }' "$data"
@@ -121,6 +125,7 @@ revert() {
 	applied=
 }
 trap revert EXIT
+trap "exit 130" INT TERM
 
 # build: the seconds it took in $secs
 build() {
@@ -188,6 +193,13 @@ items_for() {
 	echo "$items"
 }
 
+# table NAME FAILED OK: the record in table.txt, wrapped at 76 columns
+table() {
+	echo " $1: $(cat "$work/diffs/$1.change")"
+	echo "$(files_of "$1") -> failed: ${2:-none}; caught: $3" |
+		fold -s -w 71 | sed 's/^/     /; s/ *$//'
+}
+
 summary=$out/summary.txt
 log "building the unmutated tree ($src, objects in $obj)"
 build unmutated || { log "the unmutated tree does not build"; exit 1; }
@@ -204,6 +216,7 @@ fi
 	echo "# kernel/$base/mutations.txt on $(git -C "$top" rev-parse --short HEAD), $(date -u +%F)"
 	printf '%-26s %-17s %-6s %-5s %-8s %s\n' mutation file build boot expected "tests that failed"
 } >"$summary"
+: >"$out/table.txt"
 caught=0 missed=0
 for n in "${names[@]}"; do
 	expect=$(cat "$work/diffs/$n.expect")
@@ -214,6 +227,7 @@ for n in "${names[@]}"; do
 		log "$n: the mutated tree does not build (log: $out/$n.build.log)"
 		revert
 		printf '%-26s %-17s %-6s %-5s %-8s %s\n' "$n" "$(files_of "$n")" - - - "(does not build)" >>"$summary"
+		table "$n" "(does not build)" no >>"$out/table.txt"
 		missed=$((missed + 1))
 		continue
 	fi
@@ -228,6 +242,7 @@ for n in "${names[@]}"; do
 	if [ $ok = yes ]; then caught=$((caught + 1)); else missed=$((missed + 1)); fi
 	printf '%-26s %-17s %-6s %-5s %-8s %s\n' "$n" "$(files_of "$n")" "${bsecs}s" "${secs}s" \
 		"$ok" "${got:-(none)}" | tee -a "$summary" >&2
+	table "$n" "$got" "$ok" >>"$out/table.txt"
 done
 # the unmutated tree again, so that its objects match the source
 build unmutated-after || log "rebuilding the unmutated tree failed"
