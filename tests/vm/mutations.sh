@@ -196,7 +196,7 @@ items_for() {
 # table NAME FAILED OK: the record in table.txt, wrapped at 76 columns
 table() {
 	echo " $1: $(cat "$work/diffs/$1.change")"
-	echo "$(files_of "$1") -> failed: ${2:-none}; caught: $3" |
+	echo "$(files_of "$1"), caught: $3; failed: ${2:-none}" |
 		fold -s -w 71 | sed 's/^/     /; s/ *$//'
 }
 
