@@ -141,9 +141,16 @@ bench: deps-quiet kernel image payload
 check-series: deps-quiet
 	$(KERNEL_ENV) tests/vm/build-each-patch.sh
 
+# each one-line mutation of the 6.1 series (kernel/6.1/mutations.txt): build,
+# boot on a 9p root, the kselftest and the named race; the table of what
+# failed (slow: one incremental build and boot each; not in check).
+# MUTATIONS="a b" runs only those.
+mutations: deps-quiet
+	$(KERNEL_ENV) tests/vm/mutations.sh --base 6.1 $(MUTATIONS)
+
 # every series: each base's in its own pristine tree
 checkpatch:
 	@rc=0; for b in $(BASES); do THP_CACHE=$(THP_CACHE) tests/vm/checkpatch.sh $$b || rc=1; done; exit $$rc
 
 .PHONY: deps deps-quiet kernel image stock-image payload vm vm-exec demo check-guest check check-stock \
-	check-debug bench check-series checkpatch
+	check-debug bench check-series checkpatch mutations
