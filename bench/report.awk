@@ -26,6 +26,24 @@ function maxof(list,    n, a, i, m) {
 	return m
 }
 function ratio(a, b) { return b > 0 ? sprintf("%.3f", a / b) : "-" }
+# threads_table SECTION COUNTER: faults/s of 1, 2 and 8 threads, patched
+# against stock, and the series' per-mm COUNTER against the faults the
+# threads made (counted/faults, 1.000 when it saw every one)
+function threads_table(sec, counter,    t, c, pa, st, cnt, fl, cf, sm, sr) {
+	printf "%-8s %12s %18s %12s %18s %8s %14s\n", "threads", "patched", "(min..max)", "stock", "(min..max)", "ratio", "counted/faults"
+	for (t = 1; t <= 3; t++) {
+		c = t == 1 ? "t1" : t == 2 ? "t2" : "t8"
+		pa = v["patched/" sec "/" c "/faults_per_s"]; st = v["stock/" sec "/" c "/faults_per_s"]
+		if (pa == "") { printf "%-8s %s\n", substr(c, 2), "not measured"; continue }
+		cnt = median(v["patched/" sec "/" c "/" counter]); fl = median(v["patched/" sec "/" c "/faults"])
+		cf = (fl > 0 && cnt != "" && cnt >= 0) ? sprintf("%.3f", cnt / fl) : "-"
+		sm = (st == "") ? "-" : sprintf("%.0f", median(st))
+		sr = (st == "") ? "" : sprintf("%8.0f..%-9.0f", minof(st), maxof(st))
+		printf "%-8s %12.0f %8.0f..%-9.0f %12s %18s %8s %14s\n", substr(c, 2), median(pa), minof(pa), maxof(pa),
+			sm, sr, (st == "") ? "-" : ratio(median(pa), median(st)), cf
+	}
+	print "ratio = patched/stock (>= 1 is faster with the series); counted/faults must be 1.000"
+}
 
 $1 == "R" {
 	delete kv
@@ -113,37 +131,12 @@ END {
 	print ""
 	print "5. huge zero page read faults, THREADS threads of one process (TCG -smp 2, 5 s each;"
 	print "   every fault increments the mm's thp_zero_page_fault with the series), faults/s"
-	printf "%-8s %12s %18s %12s %18s %8s %14s\n", "threads", "patched", "(min..max)", "stock", "(min..max)", "ratio", "counted/faults"
-	for (t = 1; t <= 3; t++) {
-		c = t == 1 ? "t1" : t == 2 ? "t2" : "t8"
-		pa = v["patched/zerofault/" c "/faults_per_s"]; st = v["stock/zerofault/" c "/faults_per_s"]
-		if (pa == "" && st == "") { printf "%-8s %s\n", substr(c, 2), "not measured"; continue }
-		# counted/faults of each repetition: the series' counter against what the threads did
-		cnt = median(v["patched/zerofault/" c "/zero_page_faults"]); fl = median(v["patched/zerofault/" c "/faults"])
-		cf = (fl > 0) ? sprintf("%.3f", cnt / fl) : "-"
-		sm = (st == "") ? "-" : sprintf("%.0f", median(st))
-		sr = (st == "") ? "" : sprintf("%8.0f..%-9.0f", minof(st), maxof(st))
-		printf "%-8s %12.0f %8.0f..%-9.0f %12s %18s %8s %14s\n", substr(c, 2), median(pa), minof(pa), maxof(pa),
-			sm, sr, (st == "") ? "-" : ratio(median(pa), median(st)), cf
-	}
-	print "ratio = patched/stock (>= 1 is faster with the series); counted/faults must be 1.000"
+	threads_table("zerofault", "zero_page_faults")
 	if (v["patched/mthpfault/t1/faults_per_s"] != "" || v["stock/mthpfault/t1/faults_per_s"] != "") {
 		print ""
 		print "6. 64K mTHP write faults, THREADS threads of one process (TCG -smp 2, 5 s each;"
 		print "   every fault increments the mm's hugepages-64kB/anon_fault_alloc with the 6.12 series), faults/s"
-		printf "%-8s %12s %18s %12s %18s %8s %14s\n", "threads", "patched", "(min..max)", "stock", "(min..max)", "ratio", "counted/faults"
-		for (t = 1; t <= 3; t++) {
-			c = t == 1 ? "t1" : t == 2 ? "t2" : "t8"
-			pa = v["patched/mthpfault/" c "/faults_per_s"]; st = v["stock/mthpfault/" c "/faults_per_s"]
-			if (pa == "") { printf "%-8s %s\n", substr(c, 2), "not measured"; continue }
-			cnt = median(v["patched/mthpfault/" c "/per_process"]); fl = median(v["patched/mthpfault/" c "/faults"])
-			cf = (fl > 0 && cnt >= 0) ? sprintf("%.3f", cnt / fl) : "-"
-			sm = (st == "") ? "-" : sprintf("%.0f", median(st))
-			sr = (st == "") ? "" : sprintf("%8.0f..%-9.0f", minof(st), maxof(st))
-			printf "%-8s %12.0f %8.0f..%-9.0f %12s %18s %8s %14s\n", substr(c, 2), median(pa), minof(pa), maxof(pa),
-				sm, sr, (st == "") ? "-" : ratio(median(pa), median(st)), cf
-		}
-		print "ratio = patched/stock (>= 1 is faster with the series); counted/faults must be 1.000"
+		threads_table("mthpfault", "per_process")
 	}
 	print ""
 	print "7. collapse after fragmentation: a process faults " (v["patched/collapse/thpd/size_mib"] != "" ? median(v["patched/collapse/thpd/size_mib"]) : "?") " MiB as 4 KiB pages, reads it in a loop;"
