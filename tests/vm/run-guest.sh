@@ -268,7 +268,7 @@ if [ "$mode" = check ]; then
 	# where the time went: the slowest suites (guest seconds, tap-formatter)
 	if ls "$results"/times.* >/dev/null 2>&1; then
 		log "seconds per suite, slowest first: $(awk '$1 == "suite" { printf "%s %s\n", $2, $3 }' "$results"/times.* |
-			sort -rn | awk '{ printf "%s%s %.0f", NR > 1 ? ", " : "", $2, $1 }')"
+			sort -rn | awk '{ printf "%s%s %.0f", (NR > 1 ? ", " : ""), $2, $1 }')"
 	fi
 	"$top/tests/vm/tap-summary.sh" guest "$results"/tap.* >&2
 	# make check's closing line counts every guest run of the invocation
