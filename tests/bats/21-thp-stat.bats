@@ -32,12 +32,24 @@ field() {
 	awk -v k="$1" '$1 == k { print $2; f = 1 } END { exit !f }' "$2"
 }
 
-@test "format: the seven names of docs/abi.md, one 'name value' line each" {
+@test "format: the seven names of docs/abi.md, then three per size where sizes exist, one 'name value' line each" {
 	run -0 cat /proc/self/thp_stat
 	local want="thp_fault_alloc thp_fault_fallback thp_fault_fallback_charge thp_collapse_alloc thp_collapse_alloc_failed thp_split_pmd thp_zero_page_fault"
-	local got
-	got=$(awk '{ printf "%s%s", sep, $1; sep = " " }' /proc/self/thp_stat)
-	[ "$got" = "$want" ] || fail "expected names '$want', seen '$got'"
+	local got d sizes=
+	got=$(awk 'NR <= 7 { printf "%s%s", sep, $1; sep = " " }' /proc/self/thp_stat)
+	[ "$got" = "$want" ] || fail "expected names '$want' first, seen '$got'"
+	# then, with multi-size THP (the 6.12 series), three lines for each
+	# anonymous size sysfs has, under the names of its stats directory
+	for d in "$THP"/hugepages-*kB; do
+		[ -d "$d" ] || continue
+		d=${d##*/}
+		sizes+="$d/anon_fault_alloc"$'\n'"$d/anon_fault_fallback"$'\n'"$d/anon_fault_fallback_charge"$'\n'
+	done
+	got=$(awk 'NR > 7 { print $1 }' /proc/self/thp_stat | sort)
+	[ "$got" = "$(printf %s "$sizes" | sort)" ] || fail "per-size lines: expected
+$(printf %s "$sizes" | sort)
+seen
+$got"
 	run awk 'NF != 2 || $2 !~ /^[0-9]+$/' /proc/self/thp_stat
 	[ -z "$output" ] || fail "malformed lines: $output"
 }
