@@ -85,11 +85,22 @@ collapse_field() {
 	status | jq -r ".collapse.$1"
 }
 
+# predicates for wait_until, which runs a command again and again: its
+# arguments are expanded once, so what must be read each time is read here
+collapse_field_ge() {
+	[ "$(collapse_field "$1")" -ge "$2" ]
+}
+
 # region_huge_kib PID ADDR: AnonHugePages of the VMA at ADDR (0x...) of PID
 region_huge_kib() {
 	awk -v a="${2#0x}" '
 		/^[0-9a-f]+-[0-9a-f]+ / { f = index($1, a "-") == 1; next }
 		f && $1 == "AnonHugePages:" { print $2; exit }' "/proc/$1/smaps"
+}
+
+# region_is PID ADDR KIB: the VMA at ADDR of PID has KIB kB huge
+region_is() {
+	[ "$(region_huge_kib "$1" "$2")" -eq "$3" ]
 }
 
 # the thp_fault_fallback etc. of vmstat, for the messages
@@ -193,7 +204,7 @@ small_helpers() {
 	collapse_conf Processes=all
 	# at start thpd owes a pass, and blocks are free: it runs at once
 	thpd_start
-	wait_until 120 test "$(region_huge_kib "$HELD" "$addr")" -eq 32768 ||
+	wait_until 120 region_is "$HELD" "$addr" 32768 ||
 		fail "the plain region was not collapsed: $(region_huge_kib "$HELD" "$addr") kB; $(status | jq -c .collapse)"
 	wait_until 120 collapse_state_is idle || fail "the pass did not end: $(status | jq -c .collapse)"
 	[ "$(region_huge_kib "$never_PID" "$never_addr")" -eq 0 ] ||
@@ -221,7 +232,7 @@ small_helpers() {
 	collapse_conf Processes=all
 	thpd_start
 	# the start's pass finds nothing the kernel would make huge
-	wait_until 120 test "$(collapse_field passes)" -ge 1 || fail "no pass: $(status | jq -c .collapse)"
+	wait_until 120 collapse_field_ge passes 1 || fail "no pass: $(status | jq -c .collapse)"
 	wait_until 120 collapse_state_is idle || fail "the pass did not end: $(status | jq -c .collapse)"
 	[ "$(region_huge_kib "$HELD" "$addr")" -eq 0 ] ||
 		fail "collapsed with hugepages-2048kB/enabled=never: $(region_huge_kib "$HELD" "$addr") kB"
@@ -229,7 +240,7 @@ small_helpers() {
 	# the size inherits always again: a reload owes a pass, which collapses it
 	thp_set hugepages-2048kB/enabled inherit
 	systemctl reload thpd.service
-	wait_until 120 test "$(region_huge_kib "$HELD" "$addr")" -eq 32768 ||
+	wait_until 120 region_is "$HELD" "$addr" 32768 ||
 		fail "not collapsed after the size came back: $(status | jq -c .collapse)"
 	[ "$(collapse_field passes)" -gt "$passes" ]
 	hold_finish
@@ -264,7 +275,7 @@ small_helpers() {
 	thpd_start
 	journal_wait 60 "$mark" step-down || fail "no step-down"
 	# the start's debt waits for a step-up, and no step-up comes
-	wait_until 60 test "$(status | jq -r .collapse.state)" = "owed, stepped down" ||
+	wait_until 60 collapse_state_is "owed, stepped down" ||
 		fail "expected owed, stepped down: $(status | jq -c .collapse)"
 	# past the first look for free blocks
 	sleep 6
@@ -280,7 +291,7 @@ small_helpers() {
 	thp_set enabled always
 	collapse_conf
 	thpd_start
-	wait_until 120 test "$(collapse_field hugepages)" -ge 8 || fail "not collapsed: $(status | jq -c .collapse)"
+	wait_until 120 collapse_field_ge hugepages 8 || fail "not collapsed: $(status | jq -c .collapse)"
 	run -0 thpctl --json status
 	run -0 jq -e '.thpd.collapse | .enabled and .processes == "rules" and .hugepages >= 8
 		and .bytes >= 16777216 and .processes_collapsed >= 1 and .cpu_usec > 0
