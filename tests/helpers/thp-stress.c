@@ -20,8 +20,9 @@
  * on a kernel with the thp-stack series, else PR_SET_THP_DISABLE.
  *
  * Flippers (unless --no-flip):
- *   mode      writes enabled always/madvise/never (and 0/1/2, also to the mode
- *             file, when the kernel has it) and defrag words every --flip-ms
+ *   mode      writes enabled always/madvise/never (and 0/1/2; the numbers and
+ *             never also to the mode file, when the kernel has it, which
+ *             refuses always and madvise) and defrag words every --flip-ms
  *             milliseconds; checks that what it reads back matches docs/abi.md
  *   policy    writes default/advise/never to /proc/<worker>/thp_policy (when
  *             the kernel has it)
@@ -720,7 +721,9 @@ static int run_mode_flipper(void)
 				add(C_MODE_FLIPS, 1);
 		} else {
 			v = words[rnd_below(nw)];
-			if (have_mode_file && rnd_below(2))
+			/* mode takes what it shows: the numbers and never (v3) */
+			if (have_mode_file && rnd_below(2) &&
+			    ((v[0] >= '0' && v[0] <= '2') || strcmp(v, "never") == 0))
 				file = "mode";
 			if ((r = read_word("defrag", df, sizeof(df))) < 0) {
 				sys_error("reading defrag", -r);
