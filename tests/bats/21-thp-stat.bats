@@ -39,9 +39,10 @@ field() {
 	got=$(awk 'NR <= 7 { printf "%s%s", sep, $1; sep = " " }' /proc/self/thp_stat)
 	[ "$got" = "$want" ] || fail "expected names '$want' first, seen '$got'"
 	# then, with multi-size THP (the 6.12 series), three lines for each
-	# anonymous size sysfs has, under the names of its stats directory
+	# anonymous size sysfs has (those with an enabled file: 8kB is a shmem
+	# size only), under the names of its stats directory
 	for d in "$THP"/hugepages-*kB; do
-		[ -d "$d" ] || continue
+		[ -e "$d/enabled" ] || continue
 		d=${d##*/}
 		sizes+="$d/anon_fault_alloc"$'\n'"$d/anon_fault_fallback"$'\n'"$d/anon_fault_fallback_charge"$'\n'
 	done
