@@ -4,8 +4,8 @@
 # cow (THP and mTHP copy-on-write), mdwe_test (MMF_HAS_MDWE and its
 # no-inherit bit, kept by fork and exec) and ksm_functional_tests
 # (MMF_VM_MERGE_ANY across fork and exec) -- built statically from the
-# patched tree and run twice: with the THP policy at default, and at advise,
-# set by a wrapper (thp-policy set advise -- BINARY) that the binary inherits
+# patched tree and run twice (khugepaged once, below): with the THP policy
+# at default, and at advise, set by a wrapper (thp-policy set advise -- BINARY) that the binary inherits
 # by exec. Proof that no flag collides and no THP path regressed.
 # Probes: the binaries in the payload's kselftests directory (built from a
 # tree with tools/testing/selftests/mm), and /proc/self/thp_policy for the
@@ -52,7 +52,12 @@ $(tail -20 "$log")"
 }
 
 @test "selftests/mm khugepaged, policy default" { kst khugepaged default; }
-@test "selftests/mm khugepaged, policy advise" { kst khugepaged advise; }
+# Not khugepaged under advise: its premise, that memory without
+# MADV_HUGEPAGE stays small while enabled is madvise (it checks "no huge
+# page" after a fault, and after splitting a PMD with MADV_DONTNEED), is the
+# very thing advise changes; on patched 6.12 it fails there, by design.
+# khugepaged under advise is thp_controls' policy_advise_khugepaged
+# (25-kselftests).
 @test "selftests/mm cow, policy default" { kst cow default; }
 @test "selftests/mm cow, policy advise" { kst cow advise; }
 @test "selftests/mm mdwe_test, policy default" { kst mdwe_test default; }
