@@ -237,8 +237,11 @@ small_helpers() {
 	[ "$(region_huge_kib "$HELD" "$addr")" -eq 0 ] ||
 		fail "collapsed with hugepages-2048kB/enabled=never: $(region_huge_kib "$HELD" "$addr") kB"
 	passes=$(collapse_field passes)
-	# the size inherits always again: a reload owes a pass, which collapses it
-	thp_set hugepages-2048kB/enabled inherit
+	# the size inherits always again, set through thpd (a write behind its
+	# back would be drift, put back by the reload); a reload owes a pass,
+	# which collapses it
+	run -0 thpctl enable inherit --size 2M
+	[ "$(thp_get hugepages-2048kB/enabled)" = inherit ] || fail "2M is $(thp_get hugepages-2048kB/enabled)"
 	systemctl reload thpd.service
 	wait_until 120 region_is "$HELD" "$addr" 32768 ||
 		fail "not collapsed after the size came back: $(status | jq -c .collapse)"
