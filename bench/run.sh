@@ -123,7 +123,7 @@ zerofault() {
 	set_mode 1
 	for rep in $(seq 1 "$REPS"); do
 		for t in 1 2 8; do
-			out=$("$H/zerofault" "$t" 5 1024)
+			out=$("$H/threadfault" zero "$t" 5 1024)
 			echo "R section=zerofault case=t$t rep=$rep $out"
 		done
 	done
@@ -145,7 +145,7 @@ mthpfault() {
 	echo never >$THP/$MPMD
 	for rep in $(seq 1 "$REPS"); do
 		for t in 1 2 8; do
-			out=$("$H/mthpfault" "$t" 5 16 64)
+			out=$("$H/threadfault" write "$t" 5 16 64)
 			echo "R section=mthpfault case=t$t rep=$rep $out"
 		done
 	done
