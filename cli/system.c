@@ -8,6 +8,7 @@
 #include "thp.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -229,6 +230,37 @@ static void add_thpd_line(struct json_object *o, struct json_object *thpd, bool 
 }
 
 /*
+ * thpd's collapses in one line (thpd.conf(5) [Collapse]), from its status
+ * reply; nothing when thpd is not running or too old to say
+ */
+static void add_collapse_line(struct json_object *o, struct json_object *thpd)
+{
+	struct json_object *c = thpd_get(thpd, "collapse", NULL);
+	const char *last = json_object_get_string(thpd_get(c, "last_pass", NULL));
+	const char *who = json_object_get_string(thpd_get(c, "processes", NULL));
+	const char *state = json_object_get_string(thpd_get(c, "state", NULL));
+	char line[512];
+
+	if (!c)
+		return;
+	if (!json_object_get_boolean(thpd_get(c, "enabled", NULL))) {
+		jadd_str(o, "thpd_collapse", "off ([Collapse] Enabled=no in thpd.conf)");
+		return;
+	}
+	snprintf(line, sizeof(line),
+		 "on (%s), %s: %" PRId64 " passes, %" PRId64 " MiB in %" PRId64
+		 " hugepages, %" PRId64 " failures, CPU %" PRId64 " ms%s%s",
+		 who ? who : "?", state ? state : "?",
+		 json_object_get_int64(thpd_get(c, "passes", NULL)),
+		 json_object_get_int64(thpd_get(c, "bytes", NULL)) >> 20,
+		 json_object_get_int64(thpd_get(c, "hugepages", NULL)),
+		 json_object_get_int64(thpd_get(c, "failures", NULL)),
+		 json_object_get_int64(thpd_get(c, "cpu_usec", NULL)) / 1000,
+		 last ? "; last: " : "", last ? last : "");
+	jadd_str(o, "thpd_collapse", line);
+}
+
+/*
  * The short view of status (what an administrator asks first): what each
  * size does now and why, the RFC mode where the kernel has one, defrag and
  * thpd's state; taken from the full object, so the two cannot disagree.
@@ -244,6 +276,7 @@ static struct json_object *status_summary(struct json_object *full, unsigned lon
 		json_object_object_add(o, "mode", json_object_get(v));
 	jadd_str(o, "defrag", row_str(full, "defrag"));
 	add_thpd_line(o, thpd, thpd_failed);
+	add_collapse_line(o, thpd);
 	return o;
 }
 

@@ -299,6 +299,9 @@ small_helpers() {
 	run -0 jq -e '.thpd.collapse | .enabled and .processes == "rules" and .hugepages >= 8
 		and .bytes >= 16777216 and .processes_collapsed >= 1 and .cpu_usec > 0
 		and (.failures | type) == "number" and (.failures_by | keys) == ["again","busy","invalid","nomem","other"]' <<<"$output"
+	# the short status says it in a line
+	run -0 thpctl status
+	assert_line --regexp '^thpd_collapse: +on \(rules\), [a-z, ]+: [1-9][0-9]* passes, [1-9][0-9]+ MiB in ([89]|[1-9][0-9]+) hugepages, [0-9]+ failures, CPU [0-9]+ ms'
 	run -0 thpctl metrics
 	assert_line --regexp '^thpd_collapse_enabled 1$'
 	assert_line --regexp '^thpd_collapse_hugepages_total ([89]|[1-9][0-9]+)$'

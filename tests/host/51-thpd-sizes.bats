@@ -582,3 +582,14 @@ set_word() {
 	assert_output --partial '"ok":true'
 	assert_equal "$(word hugepages-128kB/enabled)" madvise
 }
+
+@test "thpctl status: thpd's collapse in a line of its own, off by default" {
+	use_gen 6.12
+	start_thpd
+	run -0 env THP_ROOT="$R" THPD_SOCKET="$SOCK" timeout 10 "$BUILD_DIR/thpctl" status
+	assert_line --regexp '^thpd: +running '
+	assert_line --regexp '^thpd_collapse: +off \(\[Collapse\] Enabled=no in thpd.conf\)$'
+	# without thpd, no such line
+	run -0 env THP_ROOT="$R" THPD_SOCKET="$BATS_TEST_TMPDIR/none" timeout 10 "$BUILD_DIR/thpctl" status
+	refute_line --partial thpd_collapse
+}
