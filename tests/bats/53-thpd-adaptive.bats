@@ -495,6 +495,23 @@ need_64k() {
 	table_expect stepped stepped-down
 }
 
+# khugepaged set through thpd: part of the target, no value of the
+# step-down's, so a step-down stays and a reset forgets it
+@test "table S khugepaged set: the new value, still stepped down; reset forgets it" {
+	command -v thpctl >/dev/null || skip "thpctl is not installed"
+	table_start S
+	run -0 timeout 15 thpctl khugepaged set pages_to_scan=777
+	table_expect "madvise defer madvise 777" stepped-down
+	run -0 timeout 15 thpctl reset
+	table_expect target normal
+}
+@test "table U khugepaged set: the new value, the rest the target" {
+	command -v thpctl >/dev/null || skip "thpctl is not installed"
+	table_start U
+	run -0 timeout 15 thpctl khugepaged set pages_to_scan=777
+	table_expect "always madvise always 777" normal
+}
+
 # reset: thpd forgets what the administrator set; the target is again the
 # command line's, the configuration's and the host's own
 @test "table N reset: the persisted values are forgotten, the target again" {

@@ -49,6 +49,7 @@ setup() {
 }
 
 teardown() {
+	fpa_off
 	hold_kill
 	hold_kill_as frag
 	hold_kill_as never
@@ -286,6 +287,57 @@ small_helpers() {
 	[ "$(region_huge_kib "$HELD" "$addr")" -eq 0 ] || fail "collapsed while stepped down"
 	run -0 journal_events "$mark" collapse
 	[ -z "$output" ] || fail "collapsed while stepped down: $output"
+}
+
+# fail_page_alloc, for thpd alone (task-filter, make-it-fail): every
+# order-9 allocation of thpd's fails, as MADV_COLLAPSE's would on a host
+# where the blocks went again
+FPA=/sys/kernel/debug/fail_page_alloc
+fpa_off() {
+	[ -n "${FPA_PID:-}" ] || return 0
+	echo 0 >"$FPA/probability"
+	echo N >"$FPA/task-filter"
+	echo 0 >"/proc/$FPA_PID/make-it-fail" 2>/dev/null || true
+	FPA_PID=
+}
+
+@test "a failed hugepage allocation stops the pass (ENOMEM counted); the debt stays and is paid once allocations succeed" {
+	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
+	[ -d "$FPA" ] || skip "no $FPA (CONFIG_FAIL_PAGE_ALLOC; make check's patched kernels have it)"
+	thp_set enabled never
+	hold_start "$THP_HELPERS/thp-touch" --size 16 --hold
+	local addr mark
+	addr=$(hold_value addr)
+	thp_set enabled always
+	# the first look for free blocks comes 5 s after the start: the
+	# injection is on for thpd's task by then
+	collapse_conf ReserveFreeBlocks=0 WatchIntervalSec=5
+	mark=$(journal_mark)
+	thpd_start
+	FPA_PID=$(thpd_pid)
+	echo 9 >"$FPA/min-order"
+	echo N >"$FPA/ignore-gfp-wait"
+	echo N >"$FPA/ignore-gfp-highmem"
+	echo 0 >"$FPA/space"
+	echo 1 >"$FPA/interval"
+	echo 0 >"$FPA/verbose"
+	echo -1 >"$FPA/times"
+	echo Y >"$FPA/task-filter"
+	echo 1 >"/proc/$FPA_PID/make-it-fail"
+	echo 100 >"$FPA/probability"
+	wait_until 60 collapse_field_ge failures_by.nomem 1 ||
+		{ fpa_off; fail "no ENOMEM counted: $(status | jq -c .collapse)"; }
+	# the pass stopped at the failure and said why; nothing was collapsed
+	wait_until 30 bash -c "journalctl --sync; journalctl -q -u thpd.service --after-cursor='$mark' -o cat | grep -q 'Collapse pass stopped: .*a hugepage allocation failed (ENOMEM'" ||
+		{ fpa_off; fail "no 'Collapse pass stopped ... ENOMEM' in the journal: $(journal_since "$mark" -o cat | tail -5)"; }
+	[ "$(collapse_field hugepages)" -eq 0 ] || { fpa_off; fail "collapsed under the injection: $(status | jq -c .collapse)"; }
+	[ "$(region_huge_kib "$HELD" "$addr")" -eq 0 ] || { fpa_off; fail "the region is huge under the injection"; }
+	# stopped, not forgotten: with allocations back, a later pass collapses it
+	fpa_off
+	wait_until 120 region_is "$HELD" "$addr" 16384 ||
+		fail "not collapsed once allocations succeed: $(region_huge_kib "$HELD" "$addr") kB; $(status | jq -c .collapse)"
+	hold_finish
+	[ "$(hold_value pattern_final)" = ok ]
 }
 
 @test "status and metrics count the collapses, bytes, failures and CPU time" {

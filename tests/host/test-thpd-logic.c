@@ -179,6 +179,12 @@ static void world_event(const char *ev)
 		world_set(THP_KNOB_SIZE_ENABLED, 2048, "madvise");
 	} else if (strcmp(ev, "shmem-advise") == 0) {
 		world_set(THP_KNOB_SHMEM_ENABLED, 0, "advise");
+	} else if (strcmp(ev, "kh-777") == 0) {
+		/* thpd_set_khugepaged(): persisted, no value of the step-down's */
+		w.persist.kh_set[THPD_KH_PAGES_TO_SCAN] = true;
+		w.persist.kh[THPD_KH_PAGES_TO_SCAN] = 777;
+		in = world_inputs();
+		thpd_machine_set(&w.m, &in, false);
 	} else if (strcmp(ev, "reset") == 0) {
 		memset(&w.persist, 0, sizeof(w.persist));
 		thpd_machine_set(&w.m, &in, true);
@@ -247,6 +253,14 @@ static void test_state_table(void)
 		{ 'N', "shmem-advise", "always madvise advise always inherit 1234 normal" },
 		{ 'S', "shmem-advise", "madvise defer advise madvise inherit 1234 stepped-down" },
 		{ 'U', "shmem-advise", "always madvise advise always inherit 1234 normal" },
+		/* khugepaged through the socket: the target's, and no step-down's value */
+		{ 'N', "kh-777", "always madvise never always inherit 777 normal" },
+		{ 'S', "kh-777", "madvise defer never madvise inherit 777 stepped-down" },
+		{ 'U', "kh-777", "always madvise never always inherit 777 normal" },
+		{ 'S', "kh-777 calm", "always madvise never always inherit 777 normal" },
+		{ 'S', "kh-777 crash", "always madvise never always inherit 777 normal" },
+		{ 'S', "kh-777 reset", T_TARGET },
+		{ 'N', "kh-777 stop-restore", T_ORIGINALS },
 		/* reset: the administrator's values forgotten */
 		{ 'N', "enable-never defrag-never reset", T_TARGET },
 		{ 'S', "enable-never pressure reset", T_TARGET },
