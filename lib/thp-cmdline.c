@@ -167,6 +167,17 @@ static int k_order_from_str(const char *s, unsigned long long allowed)
 #define K_ORDERS_ALL_FILE_DEFAULT (((1ULL << (K_PMD_ORDER + 1)) - 1) & ~1ULL)
 
 /*
+ * A word into its field, the rest of the field zeroed: a shorter word over
+ * a longer one ("never" over "inherit") leaves no tail behind, so equal
+ * results are equal byte for byte (memcmp), as the fuzz target compares.
+ */
+static void put_word(char *field, size_t size, const char *w)
+{
+	memset(field, 0, size);
+	snprintf(field, size, "%s", w);
+}
+
+/*
  * mm/huge_memory.c setup_thp_anon() (6.9+), mm/shmem.c setup_thp_shmem()
  * (6.14+): "SIZES:WORD;..." onto words (one per order, "" = not named);
  * on anything the kernel refuses, words is left as it was (the kernel
@@ -209,7 +220,7 @@ static int k_setup_sizes(const char *str, unsigned long long allowed, const char
 			if (!policies[k])
 				goto out;
 			for (int o = start; o <= end; o++)
-				snprintf(next[o], THP_CMDLINE_WORD, "%s", policies[k]);
+				put_word(next[o], THP_CMDLINE_WORD, policies[k]);
 		}
 	}
 	memcpy(words, next, sizeof(char[THP_CMDLINE_ORDERS][THP_CMDLINE_WORD]));
@@ -255,13 +266,13 @@ static void take(struct thp_cmdline *cl, const char *param, const char *val, uns
 
 		w = k_word(val, numbers ? thp_words_numbers : thp_words, numbers);
 		if (w)
-			snprintf(cl->thp, sizeof(cl->thp), "%s", w);
+			put_word(cl->thp, sizeof(cl->thp), w);
 		else
 			cl->refused[THP_CMDLINE_THP]++;
 	} else if (k_setup_matches(param, val, "transparent_hugepage_shmem")) {
 		w = k_word(val, shmem_words, false);
 		if (w)
-			snprintf(cl->shmem, sizeof(cl->shmem), "%s", w);
+			put_word(cl->shmem, sizeof(cl->shmem), w);
 		else
 			cl->refused[THP_CMDLINE_SHMEM]++;
 	} else if (k_setup_matches(param, val, "thp_anon")) {
