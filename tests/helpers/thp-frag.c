@@ -10,10 +10,14 @@
  * also takes the free order-9 blocks that are left (hugepages of its own,
  * 2 MiB at a time while /proc/buddyinfo shows any and MemFree stays above
  * --leave), so that nothing but compaction can give a fault a hugepage.
+ * --leave never goes below the kernel's own floor: vm.min_free_kbytes (the
+ * zones' min watermarks, about 45 MiB in a 2 GiB guest) plus 16 MiB. At 48
+ * MiB a guest with its page cache dropped went below DMA32's min watermark
+ * and the OOM killer took thp-frag.
  * Its memory is not madvised: run it under enabled=always with a defrag
  * that does not compact for such memory (madvise, the default), or every
  * block it takes would be compacted out of the fragmentation. Prints
- * held_mib=, freed_mib=, taken_mib=, free_blocks=, memfree_mib= and
+ * held_mib=, freed_mib=, taken_mib=, free_blocks=, memfree_mib=, floor_mib= and
  * "ready", then waits for stdin to close (or SIGTERM).
  *
  * Exit: 0 ok, 2 usage, 3 system error.
@@ -46,6 +50,20 @@ static long memfree_mib(void)
 			break;
 	fclose(f);
 	return kib < 0 ? -1 : kib >> 10;
+}
+
+/* vm.min_free_kbytes in MiB, or 0 */
+static long min_free_mib(void)
+{
+	FILE *f = fopen("/proc/sys/vm/min_free_kbytes", "re");
+	long kib = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &kib) != 1)
+		kib = 0;
+	fclose(f);
+	return kib >> 10;
 }
 
 static void on_term(int sig)
@@ -106,6 +124,8 @@ int main(int argc, char **argv)
 		}
 	}
 	signal(SIGTERM, on_term);
+	if (leave < min_free_mib() + 16)
+		leave = min_free_mib() + 16;
 
 	while (n < MAX_STEPS && (free_now = memfree_mib()) > leave + 16) {
 		char *p = mmap(NULL, STEP, PROT_READ | PROT_WRITE,
@@ -136,9 +156,9 @@ int main(int argc, char **argv)
 		if (taken < 0)
 			return 3;
 	}
-	printf("held_mib=%zu\nfreed_mib=%zu\ntaken_mib=%ld\nfree_blocks=%ld\nmemfree_mib=%ld\nready\n",
+	printf("held_mib=%zu\nfreed_mib=%zu\ntaken_mib=%ld\nfree_blocks=%ld\nmemfree_mib=%ld\nfloor_mib=%ld\nready\n",
 	       (n * STEP - freed) >> 20, freed >> 20, taken >> 20, thp_buddyinfo_free_blocks(9),
-	       memfree_mib());
+	       memfree_mib(), leave);
 	fflush(stdout);
 	while (read(0, &c, 1) > 0)
 		;
