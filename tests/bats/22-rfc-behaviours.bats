@@ -9,7 +9,6 @@ load helpers
 load hold
 
 DBG=/sys/kernel/debug
-FPA=$DBG/fail_page_alloc
 CG=/sys/fs/cgroup/thp-stack-swap
 SWAPFILE=/thp-stack.swap
 
@@ -32,11 +31,7 @@ setup() {
 
 teardown() {
 	hold_kill
-	if [ -n "${FPA_SET:-}" ]; then
-		echo 0 >"$FPA/probability"
-		echo 1 >"$FPA/times"
-		FPA_SET=
-	fi
+	fpa_off
 	if [ -n "${SWAP_SET:-}" ]; then
 		if [ -d "$CG" ]; then
 			rmdir "$CG" 2>/dev/null || true
@@ -71,17 +66,9 @@ teardown() {
 	mountpoint -q "$DBG" || mount -t debugfs none "$DBG"
 	[ -d "$FPA" ] || skip "no $FPA (CONFIG_FAIL_PAGE_ALLOC)"
 	thp_set enabled 1
-	echo 9 >"$FPA/min-order"
-	echo N >"$FPA/ignore-gfp-wait"
-	echo N >"$FPA/ignore-gfp-highmem"
-	echo 0 >"$FPA/space"
-	echo 1 >"$FPA/interval"
-	echo 0 >"$FPA/verbose"
-	echo -1 >"$FPA/times"
-	FPA_SET=1
-	echo 100 >"$FPA/probability"
+	fpa_fail_order9
 	run -0 "$THP_HELPERS/thp-touch" --size 8 --madvise
-	echo 0 >"$FPA/probability"
+	fpa_off
 	assert_kv pattern = ok
 	assert_kv anon_huge_kib -eq 0
 	assert_kv thp_stat.thp_fault_alloc -eq 0

@@ -289,18 +289,6 @@ small_helpers() {
 	[ -z "$output" ] || fail "collapsed while stepped down: $output"
 }
 
-# fail_page_alloc, for thpd alone (task-filter, make-it-fail): every
-# order-9 allocation of thpd's fails, as MADV_COLLAPSE's would on a host
-# where the blocks went again
-FPA=/sys/kernel/debug/fail_page_alloc
-fpa_off() {
-	[ -n "${FPA_PID:-}" ] || return 0
-	echo 0 >"$FPA/probability"
-	echo N >"$FPA/task-filter"
-	echo 0 >"/proc/$FPA_PID/make-it-fail" 2>/dev/null || true
-	FPA_PID=
-}
-
 @test "a failed hugepage allocation stops the pass (ENOMEM counted); the debt stays and is paid once allocations succeed" {
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 	[ -d "$FPA" ] || skip "no $FPA (CONFIG_FAIL_PAGE_ALLOC; make check's patched kernels have it)"
@@ -314,17 +302,9 @@ fpa_off() {
 	collapse_conf ReserveFreeBlocks=0 WatchIntervalSec=5
 	mark=$(journal_mark)
 	thpd_start
-	FPA_PID=$(thpd_pid)
-	echo 9 >"$FPA/min-order"
-	echo N >"$FPA/ignore-gfp-wait"
-	echo N >"$FPA/ignore-gfp-highmem"
-	echo 0 >"$FPA/space"
-	echo 1 >"$FPA/interval"
-	echo 0 >"$FPA/verbose"
-	echo -1 >"$FPA/times"
-	echo Y >"$FPA/task-filter"
-	echo 1 >"/proc/$FPA_PID/make-it-fail"
-	echo 100 >"$FPA/probability"
+	# every order-9 allocation of thpd's fails, as MADV_COLLAPSE's would
+	# on a host where the blocks went again
+	fpa_fail_order9 "$(thpd_pid)"
 	wait_until 60 collapse_field_ge failures_by.nomem 1 ||
 		{ fpa_off; fail "no ENOMEM counted: $(status | jq -c .collapse)"; }
 	# the pass stopped at the failure and said why; nothing was collapsed

@@ -131,3 +131,35 @@ thp_give_back_knobs() {
 	thpd_units_restart "$BATS_FILE_TMPDIR/thpd-units"
 	return 0
 }
+
+# fail_page_alloc (CONFIG_FAIL_PAGE_ALLOC, in make check's patched kernels):
+# fpa_fail_order9 [PID] fails every allocation of order 9 or more, those
+# that may reclaim too; with PID, only that task's (task-filter,
+# make-it-fail). fpa_off undoes it (safe to call in any teardown).
+FPA=/sys/kernel/debug/fail_page_alloc
+fpa_fail_order9() {
+	FPA_PID=${1:-}
+	echo 9 >"$FPA/min-order"
+	echo N >"$FPA/ignore-gfp-wait"
+	echo N >"$FPA/ignore-gfp-highmem"
+	echo 0 >"$FPA/space"
+	echo 1 >"$FPA/interval"
+	echo 0 >"$FPA/verbose"
+	echo -1 >"$FPA/times"
+	if [ -n "$FPA_PID" ]; then
+		echo Y >"$FPA/task-filter"
+		echo 1 >"/proc/$FPA_PID/make-it-fail"
+	else
+		echo N >"$FPA/task-filter"
+	fi
+	FPA_ON=1
+	echo 100 >"$FPA/probability"
+}
+fpa_off() {
+	[ -n "${FPA_ON:-}" ] || return 0
+	echo 0 >"$FPA/probability"
+	echo 1 >"$FPA/times"
+	echo N >"$FPA/task-filter"
+	[ -z "${FPA_PID:-}" ] || echo 0 >"/proc/$FPA_PID/make-it-fail" 2>/dev/null || true
+	FPA_ON= FPA_PID=
+}
