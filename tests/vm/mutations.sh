@@ -85,7 +85,8 @@ fi
 
 # the patched tree, unless given; rebuilt when the series, the tarball or
 # the config fragments change
-frags=("$top/kernel/guest.config" "$top/kernel/thp-stack.config")
+# (kernel/mutations.config adds Yama: the write-attach mutation needs it)
+frags=("$top/kernel/guest.config" "$top/kernel/thp-stack.config" "$top/kernel/mutations.config")
 if [ -z "$src" ]; then
 	src=$work/linux-source-$base obj=$work/obj
 	tarball=/usr/src/linux-source-$base.tar.xz
