@@ -353,8 +353,8 @@ collapse_case() {
 	tk1=$(awk '{print $14 + $15}' /proc/"$(systemctl show -p MainPID --value thpd.service)"/stat)
 	wait "$frag_pid"
 	sleep 1
-	quiet=$(sed -n 's/^gap_max_us=//p' /run/thp-bench-loop.out | sed -n 2p)
-	gap=$(sed -n 's/^gap_max_us=//p' /run/thp-bench-loop.out | sed -n 3p)
+	quiet=$(sed -n 's/^gap_max_us=\([0-9]*\).*/\1/p' /run/thp-bench-loop.out | sed -n 2p)
+	gap=$(sed -n 's/^gap_max_us=\([0-9]*\).*/\1/p' /run/thp-bench-loop.out | sed -n 3p)
 	exec {loop_fd}>&-
 	wait "$pid"
 	final=$(value loop anon_huge_kib_final)
