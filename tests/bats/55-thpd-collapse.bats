@@ -289,6 +289,59 @@ small_helpers() {
 	[ -z "$output" ] || fail "collapsed while stepped down: $output"
 }
 
+# budget_pass LINE...: thpd with [Collapse] LINEs collapses the fragmented
+# region after its release. Sets WALL_MS (the release to thpd's journal
+# entry for the process), CPU_MS (its COLLAPSE_CPU_USEC: the collapsing, not
+# the scan, which the CPU bucket is charged for too) and MIB (its bytes).
+# The budget's limits are lower bounds on the time a pass takes, which a
+# slower guest only lengthens: the only timing these tests assert.
+budget_pass() {
+	collapse_conf "$@"
+	thpd_start
+	fragmented_region
+	wait_until 90 collapse_state_is owed ||
+		fail "thpd does not owe a pass: $(status | jq -c .collapse) (fallbacks etc. $(fallbacks))"
+	local mark entry pid=$HELD
+	mark=$(journal_mark)
+	release_and_wait_window
+	journal_wait 400 "$mark" collapse || fail "no collapse entry within 400 s: $(status | jq -c .collapse)"
+	entry=$(journal_events "$mark" collapse | jq -c --arg p "$pid" 'select(.COLLAPSE_PID == $p)' | head -1)
+	[ -n "$entry" ] || fail "no collapse entry for PID $pid: $(journal_events "$mark" collapse)"
+	WALL_MS=$((($(jq -r .__REALTIME_TIMESTAMP <<<"$entry") - T0) / 1000))
+	CPU_MS=$(($(jq -r .COLLAPSE_CPU_USEC <<<"$entry") / 1000))
+	MIB=$(($(jq -r .COLLAPSE_BYTES <<<"$entry") >> 20))
+	echo "# $*: $MIB MiB collapsed, done $WALL_MS ms after the release, $CPU_MS ms of thpd's CPU for it; $(status | jq -c '.collapse | {passes, last_pass}')" >&3
+	hold_finish || fail "thp-touch failed: $(cat "$HOLD_OUT")"
+	[ "$(hold_value pattern_final)" = ok ] || fail "data after the collapse: $(cat "$HOLD_OUT")"
+	# enough collapsed for the bound to mean something
+	[ "$MIB" -ge $((REGION_MIB / 2)) ] || fail "only $MIB MiB collapsed"
+}
+
+# The bucket holds a second's worth (8 MiB) and is charged after each
+# slice, which may overdraw it by one batch (8 ranges, 16 MiB): everything
+# past those 24 MiB waits for its refill at 8 MiB/s. Unlimited, the same
+# pass takes 0.7-4.3 s here (make bench, section 7).
+@test "the rate limit holds: at MaxRateMiB=8 a pass takes the time the bucket allows" {
+	budget_pass CPUQuota=100% MaxRateMiB=8
+	local floor_ms=$(((MIB - 24) * 1000 / 8))
+	[ "$WALL_MS" -ge $((floor_ms * 8 / 10)) ] ||
+		fail "$MIB MiB at 8 MiB/s need >= $floor_ms ms, done after $WALL_MS ms"
+}
+
+# A second's worth at 5% is 50 ms of CPU; a slice overdraws it by at most
+# itself (20 ms and one batch of 8 of the region's 128 ranges: an eighth
+# of the CPU, counted generously): the rest comes at 50 ms a second, so
+# the pass takes about twenty times its CPU time. Unlimited, its wall time
+# is about its CPU time under TCG.
+@test "the CPU quota holds: at CPUQuota=5% a pass takes about twenty times its CPU time" {
+	budget_pass CPUQuota=5% MaxRateMiB=0
+	local floor_ms=$(((CPU_MS * 7 / 8 - 70) * 20))
+	# the bound must be well past an unlimited pass (about CPU_MS) to mean something
+	[ "$floor_ms" -ge $((CPU_MS * 4)) ] || fail "too little CPU ($CPU_MS ms) for the quota to show"
+	[ "$WALL_MS" -ge $((floor_ms * 8 / 10)) ] ||
+		fail "$CPU_MS ms of CPU at 5% need >= $floor_ms ms, done after $WALL_MS ms"
+}
+
 @test "a failed hugepage allocation stops the pass (ENOMEM counted); the debt stays and is paid once allocations succeed" {
 	mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug
 	[ -d "$FPA" ] || skip "no $FPA (CONFIG_FAIL_PAGE_ALLOC; make check's patched kernels have it)"
