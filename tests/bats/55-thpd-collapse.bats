@@ -48,7 +48,14 @@ setup() {
 	echo 1 >/proc/sys/vm/compact_memory
 }
 
+# a cgroup of our own for memory pressure: memory.high 16M and no swap
+PRESS_CG=/sys/fs/cgroup/thpd-bats-collapse-pressure
+
 teardown() {
+	if [ -d "$PRESS_CG" ]; then
+		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$PRESS_CG/cgroup.procs"
+		wait_until 10 rmdir "$PRESS_CG" || echo "# could not remove $PRESS_CG" >&3
+	fi
 	fpa_off
 	hold_kill
 	hold_kill_as frag
@@ -340,6 +347,52 @@ budget_pass() {
 	[ "$floor_ms" -ge $((CPU_MS * 4)) ] || fail "too little CPU ($CPU_MS ms) for the quota to show"
 	[ "$WALL_MS" -ge $((floor_ms * 8 / 10)) ] ||
 		fail "$CPU_MS ms of CPU at 5% need >= $floor_ms ms, done after $WALL_MS ms"
+}
+
+# region_at_least PID ADDR KIB: the VMA at ADDR of PID has >= KIB kB huge
+region_at_least() {
+	[ "$(region_huge_kib "$1" "$2")" -ge "$3" ]
+}
+
+# The first sign of pressure: a task stalled on memory (PSI "some") since
+# the last slice. The stall comes from a task throttled beyond memory.high
+# in a cgroup without swap (4 KiB pages: it takes no free blocks from the
+# pass), in the middle of a pass that the rate limit stretches to about
+# 30 s.
+@test "a memory stall during a pass stops it; the debt stays and is paid once the stall is over" {
+	[ -e /proc/pressure/memory ] || skip "no /proc/pressure/memory (CONFIG_PSI)"
+	collapse_conf CPUQuota=100% MaxRateMiB=8
+	thpd_start
+	fragmented_region
+	wait_until 90 collapse_state_is owed ||
+		fail "thpd does not owe a pass: $(status | jq -c .collapse) (fallbacks etc. $(fallbacks))"
+	local mark pass stress pid=$HELD
+	mark=$(journal_mark)
+	release_and_wait_window
+	collapse_state_is collapsing || fail "no pass under way 2 s after the release: $(status | jq -c .collapse)"
+	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+	mkdir -p "$PRESS_CG"
+	echo 16M >"$PRESS_CG/memory.high"
+	[ ! -e "$PRESS_CG/memory.swap.max" ] || echo 0 >"$PRESS_CG/memory.swap.max"
+	timeout 8 bash -c "echo \$\$ >$PRESS_CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 128 --nohugepage" \
+		>/dev/null 2>&1 &
+	stress=$!
+	journal_wait 30 "$mark" collapse-pass ||
+		{ wait $stress || true; fail "the pass did not stop within 30 s of the stall: $(status | jq -c .collapse)"; }
+	pass=$(journal_events "$mark" collapse-pass | head -1)
+	echo "# at +$((($(jq -r .__REALTIME_TIMESTAMP <<<"$pass") - T0) / 1000)) ms: $(jq -r .MESSAGE <<<"$pass")" >&3
+	[[ $(jq -r .REASON <<<"$pass") == "memory pressure (PSI some stall"* ]] ||
+		{ wait $stress || true; fail "stopped for another reason: $(jq -r .REASON <<<"$pass")"; }
+	# stopped before the end: not all of it was collapsed
+	[ "$(region_huge_kib "$pid" "$ADDR")" -lt $((REGION_KIB * 9 / 10)) ] ||
+		fail "the pass had collapsed nearly everything before it stopped"
+	wait $stress || true
+	# the debt stayed: once the stall is over a pass pays the rest
+	wait_until 180 region_at_least "$pid" "$ADDR" $((REGION_KIB * 9 / 10)) ||
+		fail "$(region_huge_kib "$pid" "$ADDR") kB huge 180 s after the stall; thpd: $(status | jq -c .collapse)"
+	hold_finish || fail "thp-touch failed: $(cat "$HOLD_OUT")"
+	[ "$(hold_value pattern_final)" = ok ] || fail "data after the collapse: $(cat "$HOLD_OUT")"
 }
 
 @test "a failed hugepage allocation stops the pass (ENOMEM counted); the debt stays and is paid once allocations succeed" {
