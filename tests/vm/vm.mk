@@ -31,11 +31,14 @@ STOCK_CHECK_SUITES := 40-thpctl.bats 41-thpctl-mthp.bats 50-thpd-service.bats 51
 # make check's boot of the patched 6.12 kernel: the kernel suites, the
 # 6.12 series' own (27: the mTHP matrix, 28: upstream's selftests/mm) and
 # the CLI's per-size view; thpd's suites already run on stock 6.12 above and
-# on patched 6.1 (the 6.1 boot runs every suite). A suite for the 6.12
-# series adds itself here.
+# on patched 6.1 (the 6.1 boot runs every suite), but for 55-thpd-collapse:
+# only here do all of its cases run (a size at never needs per-size
+# controls, the failed allocation fail_page_alloc, which stock kernels
+# lack). A suite for the 6.12 series adds itself here.
 BASE612_CHECK_SUITES := 10-modes.bats 11-invalid-writes.bats 12-back-to-back.bats 20-modes.bats \
 	21-thp-stat.bats 22-rfc-behaviours.bats 23-thp-policy.bats 24-review.bats 25-kselftests.bats \
-	26-review-v3.bats 27-mthp-matrix.bats 28-mm-selftests.bats 40-thpctl.bats 41-thpctl-mthp.bats
+	26-review-v3.bats 27-mthp-matrix.bats 28-mm-selftests.bats 40-thpctl.bats 41-thpctl-mthp.bats \
+	55-thpd-collapse.bats
 # the second boot's test: mode 2 from the kernel command line
 MODE2_FILTER := --filter 'command line'
 
