@@ -18,15 +18,22 @@
 # tree instead (e.g. a git worktree of the series branch). Each mutation is
 # applied with `git apply` and reverted after its boot, also on failure.
 #
-# usage: mutations.sh [--base 6.1] [--tree SRC --obj OBJ] [--list] [NAME...]
+# Bases: 6.1 (the default) and 6.12; THP_BASE= or --base picks one. What
+# differs is the kselftest's directory (selftests/vm on 6.1, selftests/mm
+# on 6.12) and the helper sources it links (6.12's also thp_settings.c),
+# as tests/vm/build-kernel.sh builds it; the guest's race helper, PID 1 and
+# the config fragments are the same.
+#
+# usage: mutations.sh [--base 6.1|6.12] [--tree SRC --obj OBJ] [--list] [NAME...]
 #   NAME...    only these mutations (the unmutated run always comes first)
 #   --list     print the mutations and the test each names, build nothing
 # env: THP_MUT_JOBS (make -j, default 2), THP_MUT_TIMEOUT (s per boot, 1200),
 #      THP_RACE_ROUNDS (vfork-race and fork-race rounds, default 3000;
 #      exec-thread-race runs a tenth of them, as 26-review-v3.bats does)
-# Results: build/mutations/: summary.txt (one line per mutation, with the
-# build and boot seconds), table.txt (the same in <= 76 columns, for the
-# cover letter), each boot's console log.
+# Results: build/mutations/ (6.1) or build/mutations-<base>/ (the others):
+# summary.txt (one line per mutation, with the build and boot seconds),
+# table.txt (the same in <= 76 columns, for the cover letter), each boot's
+# console log.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,7 +43,6 @@ cache=${THP_CACHE:-/var/cache/thp-stack}
 jobs=${THP_MUT_JOBS:-2}
 boot_timeout=${THP_MUT_TIMEOUT:-1200}
 rounds=${THP_RACE_ROUNDS:-3000}
-out=$top/build/mutations
 
 base=${THP_BASE:-6.1} src='' obj='' list=''
 while [ $# -gt 0 ]; do
@@ -52,18 +58,29 @@ done
 data=$top/kernel/$base/mutations.txt
 series=$top/kernel/$base/thp.patch
 log() { echo "mutations: $*" >&2; }
+# the base's kselftest: its directory under tools/testing/selftests and the
+# helper sources it links (build-kernel.sh's kst_dir_* and kst_helpers_*)
+case $base in
+6.1) kst_dir=vm kst_helpers="vm_util.c" ;;
+6.12) kst_dir=mm kst_helpers="vm_util.c thp_settings.c" ;;
+*) log "base '$base': the bases are 6.1 and 6.12"; exit 2 ;;
+esac
+# 6.1's results stay where docs/testing.md says; another base's beside them
+out=$top/build/mutations
+[ "$base" = 6.1 ] || out+=-$base
 [ -f "$data" ] || { log "no kernel/$base/mutations.txt"; exit 2; }
 [ -z "$src$obj" ] || { [ -n "$src" ] && [ -n "$obj" ]; } || { log "--tree and --obj go together"; exit 2; }
 
 # kernel/<base>/mutations.txt: records of "mutation NAME", "change WHAT",
 # "expect TEST...", optional "also ..." (what else catches it, not run
-# here) and a git diff
+# here) and a git diff; "#" lines are comments, in the header and before a
+# record (no line of a git diff starts with "#")
 work=$cache/mutations-$base
 mkdir -p "$work"
 rm -rf "$work/diffs"
 mkdir -p "$work/diffs"
 awk -v d="$work/diffs" '
-	/^#/ && !f { next }
+	/^#/ { next }
 	/^mutation / { f = d "/" $2; print $2 >>(d "/order"); next }
 	/^change / { sub(/^change /, ""); print >(f ".change"); next }
 	/^expect / { sub(/^expect /, ""); print >(f ".expect"); next }
@@ -85,7 +102,8 @@ fi
 
 # the patched tree, unless given; rebuilt when the series, the tarball or
 # the config fragments change
-# (kernel/mutations.config adds Yama: the write-attach mutation needs it)
+# (kernel/mutations.config adds Yama: 6.1's write-attach mutation needs it;
+# the 6.12 kernel has it too, as Debian's do)
 frags=("$top/kernel/guest.config" "$top/kernel/thp-stack.config" "$top/kernel/mutations.config")
 if [ -z "$src" ]; then
 	src=$work/linux-source-$base obj=$work/obj
@@ -114,9 +132,11 @@ gcc -static -std=gnu11 -O2 -Wall -Wextra -Werror "$top/tests/vm/mutation-init.c"
 make -s -C "$top" BUILD="$work/static" LDFLAGS=-static THP_LIBS=-lpthread "$work/static/helpers/thp-policy"
 cp "$work/static/helpers/thp-policy" "$root/"
 [ -f "$obj/usr/include/linux/prctl.h" ] || nice -n 19 make -s -C "$src" O="$obj" headers >/dev/null
-sel=$src/tools/testing/selftests/vm
+sel=$src/tools/testing/selftests/$kst_dir
+helpers=()
+for h in $kst_helpers; do helpers+=("$sel/$h"); done
 gcc -static -O2 -Wall -D_GNU_SOURCE= -I "$sel" -isystem "$obj/usr/include" \
-	-isystem "$src/tools/include/uapi" "$sel/thp_controls.c" "$sel/vm_util.c" \
+	-isystem "$src/tools/include/uapi" "$sel/thp_controls.c" "${helpers[@]}" \
 	-lrt -lpthread -lm -o "$root/thp_controls"
 
 # revert the applied mutation whatever happens

@@ -153,12 +153,12 @@ bench: deps-quiet kernel image payload
 check-series: deps-quiet
 	$(KERNEL_ENV) tests/vm/build-each-patch.sh
 
-# each one-line mutation of the 6.1 series (kernel/6.1/mutations.txt): build,
+# each one-line mutation of BASE's series (kernel/BASE/mutations.txt): build,
 # boot on a 9p root, the kselftest and the named race; the table of what
 # failed (slow: one incremental build and boot each; not in check).
 # MUTATIONS="a b" runs only those.
 mutations: deps-quiet
-	$(KERNEL_ENV) tests/vm/mutations.sh --base 6.1 $(MUTATIONS)
+	$(KERNEL_ENV) tests/vm/mutations.sh --base $(BASE) $(MUTATIONS)
 
 # every series: each base's in its own pristine tree
 checkpatch:
