@@ -40,7 +40,8 @@ BASE612_CHECK_SUITES := 10-modes.bats 11-invalid-writes.bats 12-back-to-back.bat
 	26-review-v3.bats 27-mthp-matrix.bats 28-mm-selftests.bats 40-thpctl.bats 41-thpctl-mthp.bats \
 	55-thpd-collapse.bats
 # the second boot's test: mode 2 from the kernel command line
-MODE2_FILTER := --filter 'command line'
+MODE2_REGEX := command line
+MODE2_FILTER := --filter '$(MODE2_REGEX)'
 
 deps:
 	tests/vm/deps.sh
@@ -94,32 +95,14 @@ check-guest: $(GUEST_OS) payload
 
 # host tests, then the guest suites: every suite on patched 6.1 (and the
 # mode-2 boot), BASE612_CHECK_SUITES on patched 6.12, STOCK_CHECK_SUITES on
-# stock 6.12; one closing "N passed, N failed" line. Each phase's time goes
-# to build/results/phases (tests/vm/timed.sh).
-#
-# The patched 6.12 kernel, when its cache misses, builds at nice 19 while
-# the 6.1 guest runs: TCG keeps about one of two cores busy, the build
-# takes the rest and yields to QEMU. Its log: build/results/kernel-6.12.log.
-TIMED = tests/vm/timed.sh
+# stock 6.12; one closing "N passed, N failed" line. tests/vm/check.sh runs
+# them in two lanes side by side, the kernels building from the start; each
+# phase's time goes to build/results/phases, each lane's output to
+# build/results/lane-NAME.log.
 check: deps-quiet
-	$(MAKE) --no-print-directory programs
-	@rm -f build/results/host.tap build/results/guest.tap build/results/phases; rc=0; \
-	$(TIMED) check-host $(MAKE) --no-print-directory check-host || rc=1; \
-	$(TIMED) fuzz-smoke $(MAKE) --no-print-directory fuzz-smoke FUZZ_SMOKE_SECONDS=1 || rc=1; \
-	$(TIMED) checkpatch $(MAKE) --no-print-directory checkpatch || rc=1; \
-	$(TIMED) kernel-6.1 $(MAKE) --no-print-directory kernel BASE=6.1 || rc=1; \
-	mkdir -p build/results; \
-	nice -n 19 $(TIMED) kernel-6.12 $(MAKE) --no-print-directory kernel BASE=6.12 \
-		>build/results/kernel-6.12.log 2>&1 & k612=$$!; \
-	$(TIMED) guest-6.1 $(MAKE) --no-print-directory check-guest BASE=6.1 || rc=1; \
-	$(TIMED) guest-6.1-mode2 $(MAKE) --no-print-directory check-guest BASE=6.1 SUITES=20-modes.bats \
-		VM="$(VM) --cmdline transparent_hugepage=2 $(MODE2_FILTER)" || rc=1; \
-	wait $$k612 || { tail -30 build/results/kernel-6.12.log; echo "check: the 6.12 kernel build failed (build/results/kernel-6.12.log)"; rc=1; }; \
-	$(TIMED) guest-6.12 $(MAKE) --no-print-directory check-guest BASE=6.12 SUITES="$(BASE612_CHECK_SUITES)" || rc=1; \
-	$(TIMED) guest-stock-6.12 $(MAKE) --no-print-directory check-guest STOCK=6.12 SUITES="$(STOCK_CHECK_SUITES)" || rc=1; \
-	cat build/results/phases; \
-	tests/vm/tap-summary.sh check build/results/host.tap build/results/guest.tap; \
-	exit $$rc
+	MAKE="$(MAKE)" VM="$(VM)" THP_CACHE=$(THP_CACHE) BUILD=$(BUILD) \
+		STOCK_CHECK_SUITES="$(STOCK_CHECK_SUITES)" BASE612_CHECK_SUITES="$(BASE612_CHECK_SUITES)" \
+		MODE2_FILTER="$(MODE2_REGEX)" tests/vm/check.sh
 
 # every guest suite (and the after-reboot ones) on each stock kernel in turn
 check-stock: deps-quiet programs stock-image payload
