@@ -70,7 +70,22 @@ TOP=$BATS_TEST_DIRNAME/../..
 	assert_line --partial 'build-image.sh --stock'
 	assert_line --regexp 'run-guest.sh --payload .* --stock 6.12 .*--suites "40-thpctl.bats"'
 	refute_line --partial 'build-kernel.sh'
-	run -0 grep -F 'check-guest STOCK=6.12 SUITES="$(STOCK_CHECK_SUITES)"' "$TOP/tests/vm/vm.mk"
+	# make check's lane b boots stock 6.12 with vm.mk's STOCK_CHECK_SUITES
+	run -0 grep -F 'STOCK_CHECK_SUITES="$(STOCK_CHECK_SUITES)"' "$TOP/tests/vm/vm.mk"
+	run -0 grep -F -- '--stock 6.12 --suites "$STOCK_CHECK_SUITES"' "$TOP/tests/vm/check.sh"
+}
+
+@test "make check's lanes: every boot prerequisite is built before they start" {
+	# two lanes running one make target at once would build the same files
+	# at once: the lanes only call run-guest.sh and build nothing but kernels
+	local prep lanes
+	prep=$(grep -n 'prepare \$M programs payload image stock-image' "$TOP/tests/vm/check.sh" | cut -d: -f1)
+	lanes=$(grep -n '^lane a lane_a &' "$TOP/tests/vm/check.sh" | cut -d: -f1)
+	[ -n "$prep" ] && [ -n "$lanes" ] || fail "check.sh: no prepare step or no lane a"
+	[ "$prep" -lt "$lanes" ] || fail "check.sh starts the lanes (line $lanes) before prepare (line $prep)"
+	run grep -nE '\$M (check-guest|payload|programs|image|stock-image|vm-exec)' "$TOP/tests/vm/check.sh"
+	assert_output --regexp "^$prep:"
+	assert_equal "${#lines[@]}" 1
 }
 
 @test "every target that builds installs the packages first (fresh machine)" {
