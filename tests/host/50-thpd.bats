@@ -27,13 +27,24 @@ teardown() {
 	rm -rf "$SOCKDIR"
 }
 
+# thpd_up: thpd ($PID) has read its configuration and serves. Its socket
+# exists before that (thpd listens, then reads the configuration and starts
+# the loop), so a test that rewrote the configuration or sent SIGHUP as
+# soon as the socket appeared raced the start-up: under load (check-host
+# beside a guest boot) thpd read the broken next configuration at start and
+# exited 78. A ping is answered only once the loop runs.
+thpd_up() {
+	wait_until --pid "$PID" 10 test -S "$SOCK" &&
+		timeout 20 "$CLIENT" --socket "$SOCK" '{"cmd":"ping"}' >/dev/null 2>&1 && return 0
+	cat "$BATS_TEST_TMPDIR/log" >&2
+	fail "thpd did not come up"
+}
+
 start_thpd() {
 	THP_ROOT=$R STATE_DIRECTORY=$BATS_TEST_TMPDIR/state \
 		"$THPD" --config "$CONF" --socket "$SOCK" 2>"$BATS_TEST_TMPDIR/log" &
 	PID=$!
-	wait_until --pid "$PID" 5 test -S "$SOCK" && return 0
-	cat "$BATS_TEST_TMPDIR/log" >&2
-	fail "thpd did not come up"
+	thpd_up
 }
 
 client() {
@@ -341,13 +352,7 @@ start_thpd_env() {
 	env THP_ROOT="$R" STATE_DIRECTORY="$BATS_TEST_TMPDIR/state" "$@" \
 		"$THPD" --config "$CONF" --socket "$SOCK" 2>"$BATS_TEST_TMPDIR/log" &
 	PID=$!
-	for _ in $(seq 100); do
-		[ -S "$SOCK" ] && return 0
-		kill -0 "$PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	cat "$BATS_TEST_TMPDIR/log" >&2
-	fail "thpd did not come up"
+	thpd_up
 }
 
 # a state directory that cannot be written: the host is not changed, the
@@ -525,10 +530,7 @@ for n, raw in enumerate(sys.stdin.buffer.read().splitlines()):
 	THP_ROOT=$R STATE_DIRECTORY=$BATS_TEST_TMPDIR/state \
 		prlimit --nofile=24 "$THPD" --config "$CONF" --socket "$SOCK" 2>"$BATS_TEST_TMPDIR/log" &
 	PID=$!
-	for _ in $(seq 100); do
-		[ -S "$SOCK" ] && break
-		sleep 0.05
-	done
+	thpd_up
 	local out=$BATS_TEST_TMPDIR/idle.out
 	"$BUILD_DIR/helpers/thp-stress-sock" --socket "$SOCK" --idle 40 --hold-seconds 4 >"$out" 2>&1 &
 	local holder=$!
