@@ -29,16 +29,19 @@ STOCK_CHECK_SUITES := 40-thpctl.bats 41-thpctl-mthp.bats 50-thpd-service.bats 51
 	52-thpd-socket.bats 53-thpd-adaptive.bats 54-thpd-rules.bats 72-thpd-faults.bats \
 	81-metrics.bats 99-thpd-reboot-prep.bats reboot/50-thpd-persist.bats
 # make check's boot of the patched 6.12 kernel: the kernel suites, the
-# 6.12 series' own (27: the mTHP matrix, 28: upstream's selftests/mm) and
-# the CLI's per-size view; thpd's suites already run on stock 6.12 above and
-# on patched 6.1 (the 6.1 boot runs every suite), but for 55-thpd-collapse:
-# only here do all of its cases run (a size at never needs per-size
-# controls, the failed allocation fail_page_alloc, which stock kernels
-# lack). A suite for the 6.12 series adds itself here.
+# 6.12 series' own (27: the mTHP matrix, 28: upstream's selftests/mm), the
+# stress suite (COW, splits, collapse, swap, mode and policy flips on the
+# series), and the policy suites whose paths differ where the series is
+# there (41: the CLI's per-size view, 42: a unit's policy through the
+# kernel rather than glibc's tunable, 54: thpd's rules applying thp_policy,
+# 55: every case of the collapse, which needs per-size controls and
+# fail_page_alloc). thpd's other suites run on stock 6.12 above and on
+# patched 6.1 (every suite), and read and write the same sysfs files here.
+# A suite for the 6.12 series adds itself here.
 BASE612_CHECK_SUITES := 10-modes.bats 11-invalid-writes.bats 12-back-to-back.bats 20-modes.bats \
 	21-thp-stat.bats 22-rfc-behaviours.bats 23-thp-policy.bats 24-review.bats 25-kselftests.bats \
 	26-review-v3.bats 27-mthp-matrix.bats 28-mm-selftests.bats 40-thpctl.bats 41-thpctl-mthp.bats \
-	55-thpd-collapse.bats
+	42-thpctl-unit.bats 54-thpd-rules.bats 55-thpd-collapse.bats 70-stress.bats
 # the second boot's test: mode 2 from the kernel command line
 MODE2_REGEX := command line
 MODE2_FILTER := --filter '$(MODE2_REGEX)'
