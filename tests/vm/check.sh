@@ -23,7 +23,7 @@
 # phase's wall time goes to build/results/phases (tests/vm/timed.sh).
 #
 # env (from vm.mk): MAKE, VM, THP_CACHE, BUILD, STOCK_CHECK_SUITES,
-# BASE612_CHECK_SUITES, MODE2_FILTER (the mode-2 boot's bats --filter)
+# BASE612_CHECK_SUITES, MODE2_REGEX (the mode-2 boot's bats --filter)
 # The lanes' functions run only through lane(): shellcheck cannot see it.
 # shellcheck disable=SC2317
 set -u
@@ -68,7 +68,8 @@ lane k6.1 kernel 6.1 &
 k61=$!
 lane k6.12 kernel 6.12 nice -n 19 &
 k612=$!
-# the boots' other prerequisites, beside the kernels, one at a time
+# the boots' other prerequisites, beside the kernels, one at a time (on a
+# failure, the kernels still finish: they are cached for the next run)
 # shellcheck disable=SC2086
 $timed prepare $M programs payload image stock-image || { wait; exit 1; }
 
@@ -83,7 +84,7 @@ lane_a() {
 	wait_kernel 6.1 || return 1
 	THP_BASE=6.1 $timed guest-6.1 "${guest[@]}" || rc=1
 	THP_BASE=6.1 $timed guest-6.1-mode2 "${guest[@]}" --suites 20-modes.bats \
-		--cmdline transparent_hugepage=2 --filter "$MODE2_FILTER" || rc=1
+		--cmdline transparent_hugepage=2 --filter "$MODE2_REGEX" || rc=1
 	return "$rc"
 }
 lane_b() {

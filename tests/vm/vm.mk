@@ -105,7 +105,7 @@ check-guest: $(GUEST_OS) payload
 check: deps-quiet
 	MAKE="$(MAKE)" VM="$(VM)" THP_CACHE=$(THP_CACHE) BUILD=$(BUILD) \
 		STOCK_CHECK_SUITES="$(STOCK_CHECK_SUITES)" BASE612_CHECK_SUITES="$(BASE612_CHECK_SUITES)" \
-		MODE2_FILTER="$(MODE2_REGEX)" tests/vm/check.sh
+		MODE2_REGEX="$(MODE2_REGEX)" tests/vm/check.sh
 
 # every guest suite (and the after-reboot ones) on each stock kernel in turn
 check-stock: deps-quiet programs stock-image payload
