@@ -75,17 +75,54 @@ TOP=$BATS_TEST_DIRNAME/../..
 	run -0 grep -F -- '--stock 6.12 --suites "$STOCK_CHECK_SUITES"' "$TOP/tests/vm/check.sh"
 }
 
-@test "make check's lanes: every boot prerequisite is built before they start" {
-	# two lanes running one make target at once would build the same files
-	# at once: the lanes only call run-guest.sh and build nothing but kernels
+@test "make check's workers: every boot prerequisite is built before they start" {
+	# two workers running one make target at once would build the same files
+	# at once: the jobs only call run-guest.sh and build nothing but kernels
 	local prep lanes
 	prep=$(grep -n 'prepare \$M programs payload image stock-image' "$TOP/tests/vm/check.sh" | cut -d: -f1)
-	lanes=$(grep -n '^lane a lane_a &' "$TOP/tests/vm/check.sh" | cut -d: -f1)
-	[ -n "$prep" ] && [ -n "$lanes" ] || fail "check.sh: no prepare step or no lane a"
-	[ "$prep" -lt "$lanes" ] || fail "check.sh starts the lanes (line $lanes) before prepare (line $prep)"
+	lanes=$(grep -n '^lane a worker &' "$TOP/tests/vm/check.sh" | cut -d: -f1)
+	[ -n "$prep" ] && [ -n "$lanes" ] || fail "check.sh: no prepare step or no worker a"
+	[ "$prep" -lt "$lanes" ] || fail "check.sh starts the workers (line $lanes) before prepare (line $prep)"
 	run grep -nE '\$M (check-guest|payload|programs|image|stock-image|vm-exec)' "$TOP/tests/vm/check.sh"
 	assert_output --regexp "^$prep:"
 	assert_equal "${#lines[@]}" 1
+}
+
+# check.sh THP_CHECK_DRY_RUN=1 [VAR=VALUE...]: a dry run of make check's
+# queue in a copy of the tree's harness (check.sh clears build/results,
+# where this suite's own TAP goes): each job's commands printed, nothing
+# built or booted
+dry_check() {
+	local t=$BATS_TEST_TMPDIR/tree
+	mkdir -p "$t/tests/vm" "$t/tests/bats/reboot"
+	cp "$TOP"/tests/vm/{check.sh,timed.sh,tap-summary.sh} "$t/tests/vm/"
+	(cd "$TOP/tests/bats" && for f in *.bats reboot/*.bats; do : >"$t/tests/bats/$f"; done)
+	run env THP_CHECK_DRY_RUN=1 STOCK_CHECK_SUITES= MODE2_REGEX="command line" BUILD=build "$@" "$t/tests/vm/check.sh"
+}
+
+@test "make check's queue: every job runs once, every suite boots on patched 6.1, 6.12's halves are its list" {
+	local jobs s
+	dry_check STOCK_CHECK_SUITES="40-thpctl.bats reboot/50-thpd-persist.bats" \
+		BASE61_FIRST_SUITES="10-modes.bats 70-stress.bats" BASE612_CHECK_SUITES="10-modes.bats 55-thpd-collapse.bats 70-stress.bats" \
+		BASE612_FIRST_SUITES="10-modes.bats"
+	assert_success
+	jobs=$(grep -oE '^\[[ab]\] dry: [a-z0-9.-]+' <<<"$output" | awk '{print $3}' | sort | tr '\n' ' ')
+	assert_equal "$jobs" "check-host checkpatch fuzz-smoke guest-6.1-1 guest-6.1-2 guest-6.1-mode2 guest-6.12-1 guest-6.12-2 stock-6.12 "
+	# patched 6.1: the two halves are every suite, each once
+	s=$(grep -E '^\[[ab]\] dry: guest-6\.1-[12] ' <<<"$output" | sed 's/.*--suites //' | tr ' ' '\n' | sort | tr '\n' ' ')
+	assert_equal "$s" "$(cd "$TOP/tests/bats" && printf '%s\n' *.bats reboot/*.bats | sort | tr '\n' ' ')"
+	# patched 6.12: the two halves are BASE612_CHECK_SUITES
+	s=$(grep -E '^\[[ab]\] dry: guest-6\.12-[12] ' <<<"$output" | sed 's/.*--suites //' | tr ' ' '\n' | sort | tr '\n' ' ')
+	assert_equal "$s" "10-modes.bats 55-thpd-collapse.bats 70-stress.bats "
+	assert_line --regexp '^\[[ab]\] dry: stock-6\.12 .*--stock 6\.12 --suites 40-thpctl\.bats reboot/50-thpd-persist\.bats$'
+	assert_line --regexp '^\[[ab]\] dry: guest-6\.1-mode2 .*--suites 20-modes\.bats --cmdline transparent_hugepage=2 --filter command line$'
+}
+
+@test "make check's queue: a first half naming what is not a suite of its boot is refused" {
+	dry_check BASE61_FIRST_SUITES="10-modes.bats 99-nonesuch.bats" BASE612_CHECK_SUITES="10-modes.bats" \
+		BASE612_FIRST_SUITES="10-modes.bats 55-thpd-collapse.bats"
+	assert_failure 2
+	assert_output --partial "not suites of their boot: BASE61_FIRST_SUITES: 99-nonesuch.bats BASE612_FIRST_SUITES: 55-thpd-collapse.bats"
 }
 
 @test "every target that builds installs the packages first (fresh machine)" {

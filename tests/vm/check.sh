@@ -1,45 +1,89 @@
 #!/bin/bash
-# make check's guest half, in two lanes that run side by side (called by the
-# check target of tests/vm/vm.mk after the host prerequisites are built):
+# make check's guest half (called by the check target of tests/vm/vm.mk
+# after the host prerequisites are built): a queue of jobs, taken by two
+# workers that run side by side.
 #
-#   lane a: check-host, fuzz-smoke, checkpatch, then (once kernel-6.1 is
-#           built) every suite on patched 6.1 and the mode-2 boot
-#   lane b: STOCK_CHECK_SUITES on stock 6.12, then (once kernel-6.12 is
-#           built) BASE612_CHECK_SUITES on patched 6.12
+#   host           check-host, fuzz-smoke, checkpatch
+#   stock-6.12     STOCK_CHECK_SUITES on stock 6.12
+#   guest-6.1-1    BASE61_FIRST_SUITES on patched 6.1
+#   guest-6.1-2    every other suite on patched 6.1, and the after-reboot
+#                  suites (so every suite runs on 6.1)
+#   guest-6.1-mode2  20-modes' MODE2_REGEX tests, booted with mode 2
+#   guest-6.12-1   BASE612_FIRST_SUITES on patched 6.12
+#   guest-6.12-2   the rest of BASE612_CHECK_SUITES on patched 6.12
 #
-# Why two lanes: a TCG guest keeps about one of the two cores busy (QEMU's
-# CPU time over its wall time, printed after each boot), so one guest at a
-# time leaves a core idle for most of make check; two at a time fill both.
-# No more than two guests run at once: a third would only slow the others.
-# The kernels build from the start, 6.1 at normal priority (lane a waits for
-# it) and 6.12 at nice 19 (lane b has the stock boot to run first).
+# Why a queue of two workers: a TCG guest keeps about one of the two cores
+# busy (QEMU's CPU time over its wall time, printed after each boot: 0.7-1.1),
+# so two boots at a time fill the machine and a third would only slow the
+# others. Each worker takes the first job in JOBS that nobody has taken and
+# whose kernel is built, so that on a cold machine the workers run the host
+# tests and the stock boot while the kernels build, and on a warm one the
+# longest jobs go first and both workers end at about the same time. With
+# two fixed lanes, a cold run had one worker idle for the last 25 minutes
+# (waiting for the 6.12 kernel, then alone with its boot).
 #
-# Every prerequisite of a boot (programs, payload, image, stock image) is
-# built before the lanes start: two lanes building the same file at once
-# would race. The lanes only boot, each from its own copy of the payload.
+# The kernels build from the start, 6.1 at normal priority (its jobs come
+# first) and 6.12 at nice 19. Every other prerequisite of a boot (programs,
+# payload, image, stock image) is built before the workers start: two jobs
+# building the same file at once would race. The jobs only boot, each from
+# its own copy of the payload.
 #
-# Output: every line of a lane is prefixed with its name ([a], [b], [k6.12]
-# for the niced build) and kept whole in build/results/lane-NAME.log; each
-# phase's wall time goes to build/results/phases (tests/vm/timed.sh).
+# Output: every line of a worker is prefixed with its name ([a], [b], and
+# [k6.1], [k6.12] for the kernel builds) and kept whole in
+# build/results/lane-NAME.log; each job's wall time goes to
+# build/results/phases (tests/vm/timed.sh).
 #
 # env (from vm.mk): MAKE, VM, THP_CACHE, BUILD, STOCK_CHECK_SUITES,
-# BASE612_CHECK_SUITES, MODE2_REGEX (the mode-2 boot's bats --filter)
-# The lanes' functions run only through lane(): shellcheck cannot see it.
+# BASE61_FIRST_SUITES, BASE612_CHECK_SUITES, BASE612_FIRST_SUITES,
+# MODE2_REGEX (the mode-2 boot's bats --filter)
+# The jobs' functions run only through lane(): shellcheck cannot see it.
 # shellcheck disable=SC2317
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 : "${MAKE:=make}" "${VM:=}" "${THP_CACHE:=/var/cache/thp-stack}" "${BUILD:=build}"
 res=build/results
 timed=tests/vm/timed.sh
+# THP_CHECK_DRY_RUN=1: print each job's commands instead of running them,
+# kernels "built" at once (tests/host/10-harness.bats checks the queue)
+dry=${THP_CHECK_DRY_RUN:-}
+[ -z "$dry" ] || timed=dry_timed
+dry_timed() {
+	echo "dry: $*"
+	echo "$1: dry run" >>"$res/phases"
+}
 mkdir -p "$res"
-rm -f "$res"/host.tap "$res"/guest.tap "$res"/phases "$res"/lane-*.log "$res"/kernel-*.rc
+rm -rf "$res"/host.tap "$res"/guest.tap "$res"/phases "$res"/lane-*.log "$res"/kernel-*.rc "$res"/taken
+
+# the longest first (seconds on a warm machine, two at a time: stock 1134,
+# 6.12's kernel suites and 6.1's halves about 800 each, the rest of 6.12
+# about 600, host 400, mode2 50); a job whose kernel is not built yet is
+# passed over until it is
+JOBS=(stock-6.12 guest-6.12-1 guest-6.1-2 guest-6.1-1 guest-6.12-2 host guest-6.1-mode2)
+
+# the suites not in $1 of those in $2 (both space-separated)
+minus() {
+	local s out=
+	for s in $2; do
+		[[ " $1 " == *" $s "* ]] || out+=" $s"
+	done
+	echo "${out# }"
+}
+all_suites=$(cd tests/bats && echo *.bats reboot/*.bats)
+# a name in a first half that is not a suite of that boot would run nothing
+bad=$(minus "$all_suites" "$BASE61_FIRST_SUITES") bad612=$(minus "$BASE612_CHECK_SUITES" "$BASE612_FIRST_SUITES")
+if [ -n "$bad$bad612" ]; then
+	echo "check: not suites of their boot: ${bad:+BASE61_FIRST_SUITES: $bad }${bad612:+BASE612_FIRST_SUITES: $bad612}" >&2
+	exit 2
+fi
+BASE61_REST=$(minus "$BASE61_FIRST_SUITES" "$all_suites")
+BASE612_REST=$(minus "$BASE612_FIRST_SUITES" "$BASE612_CHECK_SUITES")
 
 M="$MAKE --no-print-directory"
-# a check boot (no make prerequisites: they are built before the lanes)
+# a check boot (no make prerequisites: they are built before the workers)
 # shellcheck disable=SC2206
 guest=(tests/vm/run-guest.sh --payload "$BUILD/payload" $VM --mode check)
 export THP_CACHE
-# run LANE's commands with each output line prefixed, and its log kept
+# run NAME's commands with each output line prefixed, and its log kept
 lane() {
 	local name=$1
 	shift
@@ -55,12 +99,63 @@ kernel() {
 	echo "$rc" >"$res/kernel-$base.rc"
 	return "$rc"
 }
-# wait for a kernel build started below
-wait_kernel() {
-	while [ ! -f "$res/kernel-$1.rc" ]; do sleep 5; done
-	[ "$(cat "$res/kernel-$1.rc")" = 0 ] && return 0
-	echo "check: the $1 kernel build failed (build/results/lane-k$1.log)"
-	return 1
+
+# job_kernel JOB: the kernel JOB boots (nothing for the stock boot and host)
+job_kernel() {
+	case $1 in
+	guest-6.1-*) echo 6.1 ;;
+	guest-6.12-*) echo 6.12 ;;
+	esac
+}
+
+run_job() {
+	local job=$1 base rc=0
+	base=$(job_kernel "$job")
+	if [ -n "$base" ] && [ "$(cat "$res/kernel-$base.rc")" != 0 ]; then
+		echo "check: $job not run: the $base kernel build failed (build/results/lane-k$base.log)"
+		echo "$job: not run, the $base kernel build failed" >>"$res/phases"
+		return 1
+	fi
+	# shellcheck disable=SC2086
+	case $job in
+	host)
+		$timed check-host $M check-host || rc=1
+		$timed fuzz-smoke $M fuzz-smoke FUZZ_SMOKE_SECONDS=1 || rc=1
+		$timed checkpatch $M checkpatch || rc=1
+		;;
+	stock-6.12) $timed "$job" "${guest[@]}" --stock 6.12 --suites "$STOCK_CHECK_SUITES" || rc=1 ;;
+	guest-6.1-1) THP_BASE=6.1 $timed "$job" "${guest[@]}" --suites "$BASE61_FIRST_SUITES" || rc=1 ;;
+	guest-6.1-2) THP_BASE=6.1 $timed "$job" "${guest[@]}" --suites "$BASE61_REST" || rc=1 ;;
+	guest-6.1-mode2)
+		THP_BASE=6.1 $timed "$job" "${guest[@]}" --suites 20-modes.bats \
+			--cmdline transparent_hugepage=2 --filter "$MODE2_REGEX" || rc=1
+		;;
+	guest-6.12-1) THP_BASE=6.12 $timed "$job" "${guest[@]}" --suites "$BASE612_FIRST_SUITES" || rc=1 ;;
+	guest-6.12-2) THP_BASE=6.12 $timed "$job" "${guest[@]}" --suites "$BASE612_REST" || rc=1 ;;
+	*) echo "check: no job $job" && rc=1 ;;
+	esac
+	return "$rc"
+}
+
+# worker: take the first job in JOBS nobody took (mkdir is the claim: one
+# worker wins it) whose kernel is built; wait while only unbuilt ones are left
+worker() {
+	local rc=0 job base pending started
+	while :; do
+		pending=0 started=0
+		for job in "${JOBS[@]}"; do
+			[ ! -d "$res/taken/$job" ] || continue
+			pending=1
+			base=$(job_kernel "$job")
+			[ -z "$base" ] || [ -f "$res/kernel-$base.rc" ] || continue
+			mkdir "$res/taken/$job" 2>/dev/null || continue
+			started=1
+			run_job "$job" || rc=1
+			break
+		done
+		[ "$pending" = 1 ] || return "$rc"
+		[ "$started" = 1 ] || sleep 5
+	done
 }
 
 rc=0
@@ -73,30 +168,10 @@ k612=$!
 # shellcheck disable=SC2086
 $timed prepare $M programs payload image stock-image || { wait; exit 1; }
 
-lane_a() {
-	local rc=0
-	# shellcheck disable=SC2086
-	{
-		$timed check-host $M check-host || rc=1
-		$timed fuzz-smoke $M fuzz-smoke FUZZ_SMOKE_SECONDS=1 || rc=1
-		$timed checkpatch $M checkpatch || rc=1
-	}
-	wait_kernel 6.1 || return 1
-	THP_BASE=6.1 $timed guest-6.1 "${guest[@]}" || rc=1
-	THP_BASE=6.1 $timed guest-6.1-mode2 "${guest[@]}" --suites 20-modes.bats \
-		--cmdline transparent_hugepage=2 --filter "$MODE2_REGEX" || rc=1
-	return "$rc"
-}
-lane_b() {
-	local rc=0
-	$timed guest-stock-6.12 "${guest[@]}" --stock 6.12 --suites "$STOCK_CHECK_SUITES" || rc=1
-	wait_kernel 6.12 || return 1
-	THP_BASE=6.12 $timed guest-6.12 "${guest[@]}" --suites "$BASE612_CHECK_SUITES" || rc=1
-	return "$rc"
-}
-lane a lane_a &
+mkdir -p "$res/taken"
+lane a worker &
 a=$!
-lane b lane_b &
+lane b worker &
 b=$!
 for p in $a $b $k61 $k612; do
 	wait "$p" || rc=1

@@ -42,6 +42,19 @@ BASE612_CHECK_SUITES := 10-modes.bats 11-invalid-writes.bats 12-back-to-back.bat
 	21-thp-stat.bats 22-rfc-behaviours.bats 23-thp-policy.bats 24-review.bats 25-kselftests.bats \
 	26-review-v3.bats 27-mthp-matrix.bats 28-mm-selftests.bats 40-thpctl.bats 41-thpctl-mthp.bats \
 	42-thpctl-unit.bats 54-thpd-rules.bats 55-thpd-collapse.bats 70-stress.bats
+# make check boots each patched kernel twice, at once where it can
+# (tests/vm/check.sh): patched 6.1 with BASE61_FIRST_SUITES (the kernel, CLI
+# and stress suites), then with every other suite (thpd's, the package's, the
+# after-reboot ones); patched 6.12 with BASE612_FIRST_SUITES (the kernel
+# suites), then with the rest of BASE612_CHECK_SUITES. Each half is about
+# the same length, so that two boots at a time end together.
+BASE61_FIRST_SUITES := 10-modes.bats 11-invalid-writes.bats 12-back-to-back.bats 20-modes.bats \
+	21-thp-stat.bats 22-rfc-behaviours.bats 23-thp-policy.bats 24-review.bats 25-kselftests.bats \
+	26-review-v3.bats 27-mthp-matrix.bats 28-mm-selftests.bats 40-thpctl.bats 41-thpctl-mthp.bats \
+	42-thpctl-unit.bats 70-stress.bats
+BASE612_FIRST_SUITES := 10-modes.bats 11-invalid-writes.bats 12-back-to-back.bats 20-modes.bats \
+	21-thp-stat.bats 22-rfc-behaviours.bats 23-thp-policy.bats 24-review.bats 25-kselftests.bats \
+	26-review-v3.bats 27-mthp-matrix.bats 28-mm-selftests.bats
 # the second boot's test: mode 2 from the kernel command line
 MODE2_REGEX := command line
 MODE2_FILTER := --filter '$(MODE2_REGEX)'
@@ -99,12 +112,13 @@ check-guest: $(GUEST_OS) payload
 # host tests, then the guest suites: every suite on patched 6.1 (and the
 # mode-2 boot), BASE612_CHECK_SUITES on patched 6.12, STOCK_CHECK_SUITES on
 # stock 6.12; one closing "N passed, N failed" line. tests/vm/check.sh runs
-# them in two lanes side by side, the kernels building from the start; each
-# phase's time goes to build/results/phases, each lane's output to
-# build/results/lane-NAME.log.
+# them as a queue of jobs taken by two workers side by side, the kernels
+# building from the start; each job's time goes to build/results/phases,
+# each worker's output to build/results/lane-NAME.log.
 check: deps-quiet
 	MAKE="$(MAKE)" VM="$(VM)" THP_CACHE=$(THP_CACHE) BUILD=$(BUILD) \
-		STOCK_CHECK_SUITES="$(STOCK_CHECK_SUITES)" BASE612_CHECK_SUITES="$(BASE612_CHECK_SUITES)" \
+		STOCK_CHECK_SUITES="$(STOCK_CHECK_SUITES)" BASE61_FIRST_SUITES="$(BASE61_FIRST_SUITES)" \
+		BASE612_CHECK_SUITES="$(BASE612_CHECK_SUITES)" BASE612_FIRST_SUITES="$(BASE612_FIRST_SUITES)" \
 		MODE2_REGEX="$(MODE2_REGEX)" tests/vm/check.sh
 
 # every guest suite (and the after-reboot ones) on each stock kernel in turn
