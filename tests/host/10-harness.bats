@@ -129,14 +129,17 @@ dry_check() {
 	# deps-quiet must be phony: the Makefile's blanket .SECONDARY: lets make
 	# skip a non-phony, file-less prerequisite as an intermediate, and then
 	# demo/vm/check-debug compiled before anything was installed.
-	# make -n still runs recipe lines that call $(MAKE), and check's removes
-	# build/results/host.tap (this suite's own output): check is asked of
-	# make's database instead of a dry run.
+	# make -n still runs recipe lines that call $(MAKE): check's removes
+	# build/results/host.tap (this suite's own output), check-stock's
+	# build/results/guest.tap (make check's guest results, when its host
+	# job runs after boots: seen, 410 of 462 guest results gone). Both are
+	# asked of make's database instead of a dry run.
 	local target
 	run -0 make -C "$TOP" --no-print-directory -p -n deps-quiet
 	assert_line --regexp '^\.PHONY: (.* )?deps-quiet( |$)'
 	assert_line --regexp '^check: deps-quiet$'
-	for target in demo vm vm-exec check-debug bench check-series check-stock; do
+	assert_line --regexp '^check-stock: deps-quiet( |$)'
+	for target in demo vm vm-exec check-debug bench check-series; do
 		run -0 make -C "$TOP" --no-print-directory -n "$target" SCRIPT=/bin/true
 		assert_line --index 0 "tests/vm/deps.sh --quiet"
 	done
