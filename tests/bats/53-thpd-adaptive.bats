@@ -26,6 +26,15 @@ pressure_cgroup() {
 	[ ! -e "$CG/memory.swap.max" ] || echo 0 >"$CG/memory.swap.max"
 }
 
+# stress_start SECONDS [MIB]: in the background (STRESS), a thp-touch of
+# MIB (default 128) in the pressure cgroup, for at most SECONDS
+stress_start() {
+	pressure_cgroup
+	timeout "$1" bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size ${2:-128}" \
+		>/dev/null 2>&1 &
+	STRESS=$!
+}
+
 # psi_quiet: wait (up to 30 s) for a 2 s stretch in which memory "some"
 # stall grew by less than half of PressureThresholdUSec (100 ms in 1 s),
 # so that no trigger event is still on its way to thpd; an action of a
@@ -77,11 +86,8 @@ thpd_is_stepped() {
 # task is throttled, which is a memory stall (PSI "some").
 press() {
 	MARK=$(journal_mark)
-	pressure_cgroup
 	T0=$(date +%s%6N)
-	timeout 8 bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 128" \
-		>/dev/null 2>&1 &
-	STRESS=$!
+	stress_start 8
 	journal_wait 30 "$MARK" step-down ||
 		{ wait $STRESS || true; fail "no step-down within 30 s of memory pressure"; }
 	DOWN=$(events_since "$MARK" step-down | head -1)
@@ -288,10 +294,7 @@ table_start() {
 	# knows such stalls too). The pressure lasts until the step-down, up to
 	# the 30 s the row waits for it; the rest of it would only delay the row.
 	MARK=$(journal_mark)
-	pressure_cgroup
-	timeout 30 bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 128" \
-		>/dev/null 2>&1 &
-	STRESS=$!
+	stress_start 30
 	wait_until 30 thpd_is_stepped || {
 		kill "$STRESS" 2>/dev/null || true
 		wait $STRESS || true
@@ -507,8 +510,8 @@ need_64k() {
 	local n
 	n=$(thpd_call '{"cmd":"status"}' | jq .adaptive.switches)
 	# the same pressure again; no step-down is logged to wait for
-	timeout 8 bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 128" \
-		>/dev/null 2>&1 || true
+	stress_start 8
+	wait $STRESS || true
 	table_expect stepped stepped-down
 	assert_equal "switches $(thpd_call '{"cmd":"status"}' | jq .adaptive.switches)" "switches $n"
 }
@@ -518,10 +521,7 @@ need_64k() {
 	# thpd down already, which is this row's outcome too
 	local n
 	n=$(thpd_call '{"cmd":"status"}' | jq .adaptive.switches)
-	pressure_cgroup
-	timeout 8 bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 128" \
-		>/dev/null 2>&1 &
-	STRESS=$!
+	stress_start 8
 	wait_until 30 thpd_is_stepped || { wait $STRESS || true; fail "not stepped down within 30 s of memory pressure"; }
 	wait $STRESS || true
 	table_expect stepped stepped-down
@@ -593,9 +593,8 @@ need_64k() {
 	thpd_start
 	local mark
 	mark=$(journal_mark)
-	pressure_cgroup
-	timeout 4 bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 64" \
-		>/dev/null 2>&1 || true
+	stress_start 4 64
+	wait $STRESS || true
 	assert_equal "$(thp_get enabled)" always
 	run -0 journal_messages "$mark" step-down
 	assert_output ""
