@@ -9,7 +9,7 @@ setup_file() {
 	thp_save_knobs
 	# every suite restores what it changed, so this is still the boot state
 	[ -e "$THP/mode" ] &&
-		echo "$(thp_get enabled) $(thp_get defrag) $(cat "$THP/mode")" >"$BATS_FILE_TMPDIR/boot-state"
+		echo "$(thp_get enabled) $(thp_get defrag) $(<"$THP/mode")" >"$BATS_FILE_TMPDIR/boot-state"
 	# fault-time behaviour only: keep khugepaged from changing the picture
 	echo 10000 >"$THP/khugepaged/scan_sleep_millisecs"
 }
@@ -27,7 +27,7 @@ expect_state() {
 	local e d m
 	e=$(thp_get enabled)
 	d=$(thp_get defrag)
-	m=$(cat "$THP/mode")
+	m=$(<"$THP/mode")
 	[ "$e/$d/$m" = "$1/$2/$3" ] ||
 		fail "expected enabled/defrag/mode $1/$2/$3, seen $e/$d/$m"
 }
@@ -50,8 +50,8 @@ expect_state() {
 	for f in mode enabled; do
 		for n in 0 1 2 1 0 2; do
 			thp_set "$f" "$n"
-			[ "$(cat "$THP/mode")" = "$n" ] ||
-				fail "wrote $n to $f, expected mode $n, seen $(cat "$THP/mode")"
+			[ "$(<"$THP/mode")" = "$n" ] ||
+				fail "wrote $n to $f, expected mode $n, seen $(<"$THP/mode")"
 		done
 	done
 }
@@ -149,6 +149,6 @@ expect_state() {
 	2) want="always always 2" ;;
 	*) skip "needs a boot with transparent_hugepage=0|1|2 (this boot: '${arg:-unset}'; VM='--cmdline transparent_hugepage=2')" ;;
 	esac
-	[ "$(cat "$BATS_FILE_TMPDIR/boot-state")" = "$want" ] ||
-		fail "transparent_hugepage=$arg: expected enabled/defrag/mode '$want', seen '$(cat "$BATS_FILE_TMPDIR/boot-state")'"
+	[ "$(<"$BATS_FILE_TMPDIR/boot-state")" = "$want" ] ||
+		fail "transparent_hugepage=$arg: expected enabled/defrag/mode '$want', seen '$(<"$BATS_FILE_TMPDIR/boot-state")'"
 }

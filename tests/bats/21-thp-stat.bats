@@ -83,7 +83,7 @@ $got"
 	[ "$(field thp_fault_alloc "$f")" -ge 4 ] || fail "expected thp_fault_alloc >= 4, seen $(field thp_fault_alloc "$f")"
 	# the task view is the same mm
 	local tf=/proc/$HELD/task/$HELD/thp_stat
-	[ "$(cat "$f")" = "$(cat "$tf")" ] || fail "task view differs: $(cat "$tf")"
+	[ "$(<"$f")" = "$(<"$tf")" ] || fail "task view differs: $(<"$tf")"
 }
 
 @test "fork: the child starts at zero, but maps the parent's hugepages" {

@@ -137,12 +137,12 @@ teardown() {
 	echo 100 >"$THP/khugepaged/scan_sleep_millisecs"
 	echo 4096 >"$THP/khugepaged/pages_to_scan"
 	local scans0
-	scans0=$(cat "$THP/khugepaged/full_scans")
+	scans0=$(<"$THP/khugepaged/full_scans")
 	run -0 "$THP_HELPERS/thp-mm" --size 8 --timeout 120 collapse khugepaged
 	assert_kv anon_huge_kib_before -eq 0
 	assert_kv pattern = ok
 	[ "$(kv anon_huge_kib)" -eq 8192 ] ||
-		fail "expected 8192 kB huge within 120 s, seen $(kv anon_huge_kib) (full_scans $scans0 -> $(cat "$THP/khugepaged/full_scans"))"
+		fail "expected 8192 kB huge within 120 s, seen $(kv anon_huge_kib) (full_scans $scans0 -> $(<"$THP/khugepaged/full_scans"))"
 	assert_kv thp_stat.thp_collapse_alloc -eq 4
 }
 

@@ -147,29 +147,29 @@ thp_eligible() {
 	hold_start "$THP_HELPERS/thp-touch" --size 8 --hold
 	local addr pid=$HELD
 	addr=$(hold_value addr)
-	[ "$(hold_value anon_huge_kib)" = 0 ] || fail "expected 4 KiB pages first: $(cat "$HOLD_OUT")"
-	[ "$(cat "/proc/$pid/thp_policy")" = default ] || fail "expected default, seen $(cat "/proc/$pid/thp_policy")"
+	[ "$(hold_value anon_huge_kib)" = 0 ] || fail "expected 4 KiB pages first: $(<"$HOLD_OUT")"
+	[ "$(<"/proc/$pid/thp_policy")" = default ] || fail "expected default, seen $(<"/proc/$pid/thp_policy")"
 	[ "$(thp_eligible "$pid" "$addr")" = 0 ] || fail "THPeligible before: expected 0, seen $(thp_eligible "$pid" "$addr")"
 	echo advise >"/proc/$pid/thp_policy"
-	[ "$(cat "/proc/$pid/thp_policy")" = advise ] || fail "expected advise, seen $(cat "/proc/$pid/thp_policy")"
+	[ "$(<"/proc/$pid/thp_policy")" = advise ] || fail "expected advise, seen $(<"/proc/$pid/thp_policy")"
 	grep -q "^THP_policy:	advise$" "/proc/$pid/status" || fail "status: $(grep THP_ "/proc/$pid/status")"
 	[ "$(thp_eligible "$pid" "$addr")" = 1 ] || fail "THPeligible after: expected 1, seen $(thp_eligible "$pid" "$addr")"
 	echo 100 >"$THP/khugepaged/scan_sleep_millisecs"
 	echo 4096 >"$THP/khugepaged/pages_to_scan"
 	local i mapped=0 scans0
-	scans0=$(cat "$THP/khugepaged/full_scans")
+	scans0=$(<"$THP/khugepaged/full_scans")
 	for ((i = 0; i < 600; i++)); do
 		mapped=$(($(awk '$1 == "AnonHugePages:" { print $2 }' "/proc/$pid/smaps_rollup") / 2048))
 		[ "$mapped" -ge 4 ] && break
 		sleep 0.2
 	done
-	[ "$mapped" -ge 4 ] || fail "khugepaged: expected 4 hugepages within 120 s, seen $mapped (full_scans $scans0 -> $(cat "$THP/khugepaged/full_scans"))"
+	[ "$mapped" -ge 4 ] || fail "khugepaged: expected 4 hugepages within 120 s, seen $mapped (full_scans $scans0 -> $(<"$THP/khugepaged/full_scans"))"
 	local collapsed
 	collapsed=$(awk '$1 == "thp_collapse_alloc" { print $2 }' "/proc/$pid/thp_stat")
 	[ "$collapsed" -ge 4 ] || fail "expected thp_collapse_alloc >= 4 in the process, seen $collapsed"
 	# close stdin: the helper re-checks its pattern and exits
-	hold_finish || fail "thp-touch exited with $?: $(cat "$HOLD_OUT")"
-	[ "$(hold_value pattern_final)" = ok ] || fail "data after collapse: $(cat "$HOLD_OUT")"
+	hold_finish || fail "thp-touch exited with $?: $(<"$HOLD_OUT")"
+	[ "$(hold_value pattern_final)" = ok ] || fail "data after collapse: $(<"$HOLD_OUT")"
 	[ "$(hold_value anon_huge_kib_final)" = 8192 ] ||
 		fail "expected anon_huge_kib_final=8192, seen $(hold_value anon_huge_kib_final)"
 }
@@ -183,7 +183,7 @@ thp_eligible() {
 		[[ $status -ne 0 && $output == *"Invalid argument"* ]] ||
 			fail "writing '$w': expected EINVAL, seen status $status '$output'"
 	done
-	[ "$(cat "$f")" = default ] || fail "bad writes changed the policy to $(cat "$f")"
+	[ "$(<"$f")" = default ] || fail "bad writes changed the policy to $(<"$f")"
 	# an unprivileged user, on root's process: the file is 0644, so the open
 	# for writing is refused (bash, not dash: dash's echo reports every write
 	# error as "I/O error")
@@ -198,13 +198,13 @@ thp_eligible() {
 	run setpriv --reuid=65534 --regid=65534 --clear-groups cat "$f"
 	[[ $status -eq 0 && $output == default ]] ||
 		fail "uid 65534 reading root's thp_policy: expected default, seen status $status '$output'"
-	[ "$(cat "$f")" = default ] || fail "refused writes changed the policy to $(cat "$f")"
+	[ "$(<"$f")" = default ] || fail "refused writes changed the policy to $(<"$f")"
 	# root can
 	echo never >"$f"
-	[ "$(cat "$f")" = never ] || fail "root wrote never, reads $(cat "$f")"
+	[ "$(<"$f")" = never ] || fail "root wrote never, reads $(<"$f")"
 	grep -q "^THP_enabled:	0$" "/proc/$pid/status" || fail "never must show THP_enabled 0: $(grep THP_ "/proc/$pid/status")"
 	echo default >"$f"
-	[ "$(cat "$f")" = default ] || fail "root wrote default, reads $(cat "$f")"
+	[ "$(<"$f")" = default ] || fail "root wrote default, reads $(<"$f")"
 }
 
 # bprm_mm_init() copies the policy into the new program's mm long before

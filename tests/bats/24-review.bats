@@ -43,7 +43,7 @@ EAT_FDS=()
 		for d in always defer defer+madvise madvise never; do
 			thp_set enabled "$e"
 			thp_set defrag "$d"
-			m=$(cat "$THP/mode")
+			m=$(<"$THP/mode")
 			before="$(thp_get enabled)/$(thp_get defrag)"
 			[ "$before" = "$e/$d" ] || fail "setting $e/$d gave $before"
 			# a value that is not a number must not be writable (EINVAL);
@@ -69,7 +69,7 @@ EAT_FDS=()
 		run -0 "$REV" write0 "$THP/$f"
 		assert_output "rc=0"
 	done
-	[ "$(thp_get enabled)/$(thp_get defrag)/$(cat "$THP/mode")" = always/madvise/1 ] ||
+	[ "$(thp_get enabled)/$(thp_get defrag)/$(<"$THP/mode")" = always/madvise/1 ] ||
 		fail "zero-byte writes changed the state: $(thp_get enabled)/$(thp_get defrag)"
 }
 
@@ -92,9 +92,9 @@ trace_reads() {
 		sleep 0.1
 	done
 	echo 0 >"$TRACING/tracing_on"
-	grep -qx done "$HOLD_OUT" || fail "read-loop $1 did not finish: $(cat "$HOLD_OUT")"
+	grep -qx done "$HOLD_OUT" || fail "read-loop $1 did not finish: $(<"$HOLD_OUT")"
 	local pid=$HELD
-	hold_finish || fail "read-loop $1 failed: $(cat "$HOLD_OUT")"
+	hold_finish || fail "read-loop $1 failed: $(<"$HOLD_OUT")"
 	# a line is "<comm>-<pid> [cpu] flags time: event: ..."
 	EVENTS=$(grep -cE -- "-$pid +(\\(.*\\) +)?\\[[0-9]+\\].*mmap_lock_start_locking" \
 		"$TRACING/trace" || true)
@@ -141,7 +141,7 @@ trace_reads() {
 # v1: thp_zero_page_alloc counted only (re)allocations of the one global
 # huge zero page: 0 in a process that read-faulted it while it existed.
 @test "3: thp_zero_page_fault moves in the process that read-faulted the huge zero page" {
-	[ "$(cat "$THP/use_zero_page")" = 1 ] || echo 1 >"$THP/use_zero_page"
+	[ "$(<"$THP/use_zero_page")" = 1 ] || echo 1 >"$THP/use_zero_page"
 	thp_set enabled 0
 	# someone else keeps the global huge zero page allocated
 	hold_start "$REV" zero-fault 1 --hold
@@ -178,7 +178,7 @@ eat() {
 		grep -qx ready "$d/eat.$n.out" && break
 		sleep 0.1
 	done
-	grep -qx ready "$d/eat.$n.out" || fail "eater $n did not get ready: $(cat "$d/eat.$n.out")"
+	grep -qx ready "$d/eat.$n.out" || fail "eater $n did not get ready: $(<"$d/eat.$n.out")"
 	echo "${saved%/*}" >"$THP/enabled"
 	echo "${saved#*/}" >"$THP/defrag"
 	echo "# eater $n: $(grep -E '^anon_huge_kib=' "$d/eat.$n.out")" >&3
@@ -292,7 +292,7 @@ order9_compactions() {
 	[[ $status -eq 0 && $output == default ]] || fail "read: expected default, seen status $status '$output'"
 	run bash -c 'echo advise >"$1"' _ "$f"
 	[ "$status" -eq 0 ] || fail "write: expected success, seen status $status '$output'"
-	[ "$(cat "$f")" = advise ] || fail "after the write: $(cat "$f")"
-	hold_finish || fail "main-exit helper failed: $(cat "$HOLD_OUT")"
+	[ "$(<"$f")" = advise ] || fail "after the write: $(<"$f")"
+	hold_finish || fail "main-exit helper failed: $(<"$HOLD_OUT")"
 	[ "$(hold_value policy)" = advise ] || fail "the live thread sees policy $(hold_value policy)"
 }

@@ -55,7 +55,7 @@ $(sed -n "/RUN .* $1 \.\.\./,/ok [0-9]* $1/p" "$tap")"
 	[ -f "$tap" ] || skip "no kselftests in the payload ($KST)"
 	have_thp_stack_kernel || skip "kernel without the thp-stack series"
 	grep '^# Totals' "$tap" | sed 's/^/# /' >&3
-	[ "$(cat "$BATS_FILE_TMPDIR/thp_controls.rc")" = 0 ] || fail "thp_controls exited $(cat "$BATS_FILE_TMPDIR/thp_controls.rc"): $(cat "$tap")"
+	[ "$(<"$BATS_FILE_TMPDIR/thp_controls.rc")" = 0 ] || fail "thp_controls exited $(<"$BATS_FILE_TMPDIR/thp_controls.rc"): $(<"$tap")"
 	series=$(kst_series)
 	list=CASES_${series//./_}
 	want=$(wc -w <<<"${!list}")

@@ -30,7 +30,7 @@ have_sizes() {
 }
 
 pmd_kb() {
-	echo $(($(cat "$THP/hpage_pmd_size") >> 10))
+	echo $(($(<"$THP/hpage_pmd_size") >> 10))
 }
 
 # does this kernel's thp_stat have the per-size lines?

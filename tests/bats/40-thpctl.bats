@@ -68,8 +68,8 @@ features_json() {
 	else
 		assert_output "always null madvise"
 	fi
-	run -0 jq -e --argjson p "$(cat "$THP/khugepaged/pages_to_scan")" \
-		--argjson m "$(cat "$THP/khugepaged/max_ptes_none")" \
+	run -0 jq -e --argjson p "$(<"$THP/khugepaged/pages_to_scan")" \
+		--argjson m "$(<"$THP/khugepaged/max_ptes_none")" \
 		'.khugepaged.pages_to_scan == $p and .khugepaged.max_ptes_none == $m
 		 and .khugepaged.scan_sleep_millisecs == 10000
 		 and (.khugepaged.full_scans | type) == "number"
@@ -116,8 +116,8 @@ features_json() {
 		madvise:madvise/always/custom always:always/always/2; do
 		run -0 --separate-stderr "$THPCTL" enable "${v%%:*}"
 		want=${v#*:}
-		[ "$(thp_get enabled)/$(thp_get defrag)/$(cat "$THP/mode")" = "$want" ] ||
-			fail "enable ${v%%:*}: expected $want, seen $(thp_get enabled)/$(thp_get defrag)/$(cat "$THP/mode")"
+		[ "$(thp_get enabled)/$(thp_get defrag)/$(<"$THP/mode")" = "$want" ] ||
+			fail "enable ${v%%:*}: expected $want, seen $(thp_get enabled)/$(thp_get defrag)/$(<"$THP/mode")"
 		assert_output --partial "written to sysfs: thpd is not running"
 		# the RFC mode with what it means; none for never and other pairs
 		if [[ ${want##*/} == [012] ]]; then
@@ -299,7 +299,7 @@ stock_advise_malloc() {
 	assert_line --regexp '^policy: +default$'
 	run -0 "$THPCTL" policy "$HELD" advise
 	assert_line --regexp '^policy: +advise$'
-	[ "$(cat "/proc/$HELD/thp_policy")" = advise ] || fail "kernel says $(cat "/proc/$HELD/thp_policy")"
+	[ "$(<"/proc/$HELD/thp_policy")" = advise ] || fail "kernel says $(<"/proc/$HELD/thp_policy")"
 	run -0 "$THPCTL" --json policy "$HELD"
 	jq -e '.policy == "advise" and .comm == "thp-touch"' <<<"$output"
 	run -2 "$THPCTL" policy "$HELD" sometimes
@@ -312,7 +312,7 @@ stock_advise_malloc() {
 	hold_start "$THP_HELPERS/thp-touch" --size 2 --hold
 	run -1 setpriv --reuid=65534 --regid=65534 --clear-groups "$THPCTL" policy "$HELD" never
 	assert_output --partial "/proc/$HELD/thp_policy"
-	[ "$(cat "/proc/$HELD/thp_policy")" = default ] || fail "policy changed"
+	[ "$(<"/proc/$HELD/thp_policy")" = default ] || fail "policy changed"
 }
 
 @test "policy on a stock kernel: read from THP_enabled:, setting is exit 2" {

@@ -11,7 +11,7 @@ setup() {
 
 @test "start: active (running) with the configuration applied" {
 	local before
-	before=$(cat "$THP/khugepaged/pages_to_scan")
+	before=$(<"$THP/khugepaged/pages_to_scan")
 	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
 		[Global]
 		Mode=always
@@ -25,7 +25,7 @@ setup() {
 	assert_output --partial "active (running)"
 	assert_equal "$(thp_get enabled)" always
 	assert_equal "$(thp_get defrag)" defer
-	assert_equal "$(cat "$THP/khugepaged/pages_to_scan")" 1234
+	assert_equal "$(<"$THP/khugepaged/pages_to_scan")" 1234
 	run -0 journal_messages "$mark" started
 	assert_output --partial "enabled=always defrag=defer"
 	[ "$before" != 1234 ] || skip "pages_to_scan was already 1234"
@@ -33,7 +33,7 @@ setup() {
 
 @test "stop restores what thpd changed (RestoreOnStop=yes, the default)" {
 	local before
-	before=$(cat "$THP/khugepaged/pages_to_scan")
+	before=$(<"$THP/khugepaged/pages_to_scan")
 	thpd_conf "$THPD_CONF_DIR/thpd.conf" <<-EOF
 		[Global]
 		Mode=never
@@ -45,7 +45,7 @@ setup() {
 	thpd_stop
 	assert_equal "$(thp_get enabled)" madvise
 	assert_equal "$(thp_get defrag)" madvise
-	assert_equal "$(cat "$THP/khugepaged/pages_to_scan")" "$before"
+	assert_equal "$(<"$THP/khugepaged/pages_to_scan")" "$before"
 }
 
 @test "RestoreOnStop=no leaves the settings in place" {

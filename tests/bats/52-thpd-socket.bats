@@ -145,8 +145,8 @@ thpctl_or_skip() {
 	# a ping every 2 s for 25 s: never idle for 10 s
 	"$THP_HELPERS/thp-stress-sock" --idle 2 --keepalive-ms 2000 --hold-seconds 25 >"$busy" 2>&1 &
 	p2=$!
-	wait "$p1" || fail "thp-stress-sock: $(cat "$idle")"
-	wait "$p2" || fail "thp-stress-sock: $(cat "$busy")"
+	wait "$p1" || fail "thp-stress-sock: $(<"$idle")"
+	wait "$p2" || fail "thp-stress-sock: $(<"$busy")"
 	run -0 cat "$idle"
 	assert_line idle_open=3
 	assert_line idle_closed=3

@@ -230,7 +230,7 @@ need_sizes() {
 	sed -i 's/^MinFreeBlocks=.*/MinFreeBlocks=0/' "$THPD_CONF_DIR/thpd.conf"
 	timeout 60 systemctl reload thpd.service
 	wait_until 15 grep -q '\[always\]' "$THP/hugepages-64kB/enabled" ||
-		fail "64K is not back at always after the reload: $(cat "$THP/hugepages-64kB/enabled")"
+		fail "64K is not back at always after the reload: $(<"$THP/hugepages-64kB/enabled")"
 	assert_equal "$(thp_get hugepages-64kB/enabled)" always
 	assert_equal "$(thp_get hugepages-32kB/enabled)" madvise
 	# stop: the host's own values
@@ -335,11 +335,15 @@ table_expect() {
 	[ ! -e "$THP/hugepages-64kB/enabled" ] || s64=$(thp_get hugepages-64kB/enabled)
 	[ -e "$THP/hugepages-64kB/enabled" ] || z=-
 	want="enabled=$e defrag=$d 64K=$z pages_to_scan=$p"
-	got="enabled=$(thp_get enabled) defrag=$(thp_get defrag) 64K=$s64 pages_to_scan=$(cat "$THP/khugepaged/pages_to_scan")"
+	got="enabled=$(thp_get enabled) defrag=$(thp_get defrag) 64K=$s64 pages_to_scan=$(<"$THP/khugepaged/pages_to_scan")"
 	assert_equal "$got" "$want"
+	# the state read with a bash regex, not jq: jq 1.6 takes 0.5 s to start
+	# under TCG, and the table does this twice a row
 	[ -z "${2:-}" ] || {
 		run -0 thpd_call '{"cmd":"status"}'
-		assert_equal "state $(jq -r .adaptive.state <<<"$output")" "state $2"
+		local re='"adaptive":\{[^{}]*"state":"([^"]*)"'
+		[[ $output =~ $re ]] || fail "no adaptive.state in thpd's status: $output"
+		assert_equal "state ${BASH_REMATCH[1]}" "state $2"
 	}
 }
 

@@ -119,12 +119,12 @@ state_reason() {
 	enabled0=$(thp_get enabled)
 	defrag0=$(thp_get defrag)
 	swpout0=$(vmstat pswpout)
-	kcoll0=$(cat "$THP/khugepaged/pages_collapsed")
+	kcoll0=$(<"$THP/khugepaged/pages_collapsed")
 
 	run timeout $((STRESS_SECONDS + 240)) "$THP_HELPERS/thp-stress" \
 		--seconds "$STRESS_SECONDS" --worker-nice 19 "${memcg[@]}"
 	swpout1=$(vmstat pswpout)
-	kcoll1=$(cat "$THP/khugepaged/pages_collapsed")
+	kcoll1=$(<"$THP/khugepaged/pages_collapsed")
 	echo "# $(grep '^thp-stress: ' <<<"$output")" >&3
 	echo "# mode_file=$(kv mode_file) policy_prctl=$(kv policy_prctl) policy_procfs=$(kv policy_procfs) forks=$(kv forks) splits=$(kv splits) collapse_ok=$(kv collapse_ok) collapse_failed=$(kv collapse_failed) mode_flips=$(kv mode_flips) policy_flips=$(kv policy_flips) self_policy_flips=$(kv self_policy_flips) swap_passes=$(kv swap_passes) khugepaged_starts=$(kv khugepaged_starts) mode_write_max_ms=$(kv mode_write_max_ms) policy_write_max_ms=$(kv policy_write_max_ms) pswpout=$((swpout1 - swpout0)) khugepaged_pages_collapsed=$((kcoll1 - kcoll0))" >&3
 	assert_success
@@ -155,7 +155,7 @@ state_reason() {
 
 @test "no kernel splat in dmesg since the stress suite started" {
 	local from
-	from=$(cat "$STATE.dmesg")
+	from=$(<"$STATE.dmesg")
 	run -0 bash -c "dmesg | tail -n +$((from + 1))"
 	# the harness's pattern (tests/vm/run-guest.sh), here to name the suite
 	refute_output --regexp '(BUG:|WARNING:|Oops|general protection fault|Kernel panic|kernel BUG at|KASAN|UBSAN|blocked for more than|possible circular locking|possible recursive locking|inconsistent lock state|list_(add|del) corruption|Bad page (state|map)|page dumped because)'

@@ -177,7 +177,7 @@ in_thpd_ns() {
 	setpriv --reuid=65534 --regid=65534 --clear-groups -- \
 		"$THP_HELPERS/thp-stress-sock" --socket "$SOCK" --idle 64 --hold-seconds 90 >"$out" 2>&1 &
 	local holder=$!
-	wait_ready "$out" "$holder" 20 || { kill "$holder"; fail "the idle clients did not connect: $(cat "$out")"; }
+	wait_ready "$out" "$holder" 20 || { kill "$holder"; fail "the idle clients did not connect: $(<"$out")"; }
 	echo "# $(tr '\n' ' ' <"$out")" >&3
 	run timeout 60 "$THP_HELPERS/thp-stress-sock" --socket "$SOCK" --ping --timeout-ms 20000
 	kill "$holder" 2>/dev/null || true

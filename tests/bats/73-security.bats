@@ -60,7 +60,7 @@ start_victims() {
 	run "${NOBODY[@]}" bash -c "echo never >/proc/$VICTIM/thp_policy"
 	assert_failure
 	assert_output --partial "Permission denied"
-	[ "$(cat "/proc/$VICTIM/thp_policy")" = advise ] || fail "nobody changed root's policy"
+	[ "$(<"/proc/$VICTIM/thp_policy")" = advise ] || fail "nobody changed root's policy"
 	# its own: readable, but writing needs CAP_SYS_NICE (EPERM)
 	# bash, not dash: dash's echo reports every write error as "I/O error"
 	run "${NOBODY[@]}" bash -c 'cat /proc/self/thp_policy; echo never >/proc/self/thp_policy'
@@ -75,7 +75,7 @@ start_victims() {
 	local npid=$!
 	echo never >"/proc/$npid/thp_policy" || { kill "$npid"; fail "root could not set nobody's policy"; }
 	local got
-	got=$(cat "/proc/$npid/thp_policy")
+	got=$(<"/proc/$npid/thp_policy")
 	grep -q '^THP_policy:[[:space:]]*never' "/proc/$npid/status" || { kill "$npid"; fail "status does not say THP_policy: never"; }
 	kill "$npid"
 	[ "$got" = never ] || fail "policy reads $got"

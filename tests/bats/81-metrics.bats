@@ -125,9 +125,9 @@ value() {
 	done
 	assert_equal "$(value "thp_defrag{setting=\"$defrag\"}" "$s")" 1
 	if [ -e "$THP/mode" ]; then
-		assert_equal "$(value thp_rfc_mode "$s")" "$(cat "$THP/mode")"
+		assert_equal "$(value thp_rfc_mode "$s")" "$(<"$THP/mode")"
 	fi
-	assert_equal "$(value thp_khugepaged_pages_to_scan "$s")" "$(cat "$THP/khugepaged/pages_to_scan")"
+	assert_equal "$(value thp_khugepaged_pages_to_scan "$s")" "$(<"$THP/khugepaged/pages_to_scan")"
 	fa=$(value thp_fault_alloc_total "$s")
 	[ "$fa" -ge "$before" ] && [ "$fa" -le "$after" ] ||
 		fail "thp_fault_alloc_total $fa, /proc/vmstat $before before and $after after"
@@ -194,7 +194,7 @@ value() {
 			promtool_ok "pair"
 			mode=$(awk -F'"' '/^thp_mode_info\{/ { print $6 }' <<<"$output")
 			assert_line "thp_mode_info{enabled=\"$e\",defrag=\"$d\",rfc_mode=\"$mode\"} 1"
-			[ ! -e "$THP/mode" ] || assert_equal "$e/$d: $mode" "$e/$d: $(cat "$THP/mode")"
+			[ ! -e "$THP/mode" ] || assert_equal "$e/$d: $mode" "$e/$d: $(<"$THP/mode")"
 			case $mode in
 			custom) refute_line --regexp '^thp_rfc_mode ' ;;
 			never) assert_line 'thp_rfc_mode -1' ;;

@@ -41,7 +41,7 @@ start_toucher() {
 		/bin/bash -c "exec $THP_HELPERS/thp-touch --size $mib --madvise --hold < <(exec sleep infinity)" ||
 		fail "systemd-run $unit failed"
 	wait_until 120 grep -qx ready "$OUT/$unit.out" ||
-		fail "$unit did not get ready: $(cat "$OUT/$unit.out")"
+		fail "$unit did not get ready: $(<"$OUT/$unit.out")"
 }
 
 # out_value UNIT KEY: KEY=value printed by the unit's thp-touch

@@ -67,7 +67,7 @@ hold_start_as() {
 	printf -v "${name}_FD" %s "$fd"
 	printf -v "${name}_IN" %s "$d/$name.in"
 	printf -v "${name}_OUT" %s "$d/$name.out"
-	wait_ready "$d/$name.out" "$pid" || fail "'$*' did not get ready: $(cat "$d/$name.out")"
+	wait_ready "$d/$name.out" "$pid" || fail "'$*' did not get ready: $(<"$d/$name.out")"
 }
 
 # hold_finish_as NAME: close its stdin, wait for it (60 s), return its status

@@ -16,7 +16,7 @@ size_metrics_expected() {
 		s=${d##*/hugepages-}
 		for k in enabled shmem_enabled; do
 			[ -r "$d/$k" ] || continue
-			for w in $(cat "$d/$k"); do
+			for w in $(<"$d/$k"); do
 				v=0
 				if [[ $w == \[*\] ]]; then
 					w=${w:1:-1}
@@ -29,7 +29,7 @@ size_metrics_expected() {
 			[ -r "$f" ] || continue
 			n=${f##*/}
 			[[ $n == nr_* ]] || n=${n}_total
-			echo "thp_size_$n{size=\"$s\"} $(cat "$f")"
+			echo "thp_size_$n{size=\"$s\"} $(<"$f")"
 		done
 	done
 }

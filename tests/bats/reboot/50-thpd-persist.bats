@@ -11,7 +11,7 @@ MARK_SIZES=/var/lib/thp-stack-tests/thpd-reboot-sizes
 
 setup_file() {
 	[ -e "$MARK" ] || skip "99-thpd-reboot-prep.bats did not run before the reboot"
-	EXPECTED=$(cat "$MARK")
+	EXPECTED=$(<"$MARK")
 	export EXPECTED
 }
 
