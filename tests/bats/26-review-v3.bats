@@ -21,8 +21,19 @@ teardown_file() {
 
 setup() {
 	POL=$THP_HELPERS/thp-policy
-	# thousands of rounds by default; THP_RACE_ROUNDS= for a quick look
+	# THP_RACE_ROUNDS= sets all three. A vfork or exec round is an exec,
+	# about 33 ms under TCG: 3000 vfork rounds took 96-110 s of a boot.
+	# What a round finds when the series is wrong (make mutations, 3000
+	# rounds: kernel/README.md): v2's exec order flipped 384 of 3000 vfork
+	# rounds (13%), so 600 rounds miss it with a chance of 0.87^600, about
+	# 2e-36; a missing exec copy lost 212 of 216 thread rounds that set the
+	# policy, so 60 rounds (about 40 that set it) leave nothing to chance.
+	# The fork race finds few stale children per round (29 of 135 forks in
+	# 3000 rounds) and costs 2 s: it keeps 3000.
 	ROUNDS=${THP_RACE_ROUNDS:-3000}
+	VFORK_ROUNDS=${THP_RACE_ROUNDS:-600}
+	EXEC_ROUNDS=${THP_RACE_ROUNDS:+$((THP_RACE_ROUNDS / 10))}
+	EXEC_ROUNDS=${EXEC_ROUNDS:-60}
 }
 
 teardown() {
@@ -39,9 +50,9 @@ teardown() {
 # Mutation: move mmf_copy_thp_policy() in exec_mmap() below exec_mm_release().
 @test "1: vfork+exec: the child's program starts with the pre-vfork PR_SET_THP_DISABLE" {
 	[ "$(nproc)" -ge 2 ] || skip "needs 2 CPUs for the parent to run beside the exec"
-	run "$POL" vfork-race "$ROUNDS"
+	run "$POL" vfork-race "$VFORK_ROUNDS"
 	echo "# $(uname -r): $output" >&3
-	assert_output --regexp "^rounds=$ROUNDS pre=$ROUNDS flipped=0\$"
+	assert_output --regexp "^rounds=$VFORK_ROUNDS pre=$VFORK_ROUNDS flipped=0\$"
 	assert_success
 }
 
@@ -56,7 +67,7 @@ teardown() {
 		if [ $what = advise ] && [ ! -e /proc/self/thp_policy ]; then
 			continue
 		fi
-		run "$POL" exec-thread-race $((ROUNDS / 10)) $what
+		run "$POL" exec-thread-race "$EXEC_ROUNDS" $what
 		echo "# $(uname -r) $what: $output" >&3
 		[[ $output =~ ^rounds=[0-9]+\ set=([0-9]+)\ lost=([0-9]+)$ ]] || fail "unexpected output: $output"
 		[ "${BASH_REMATCH[1]}" -gt 0 ] || fail "$what: no round set the policy before the exec killed the thread: the test saw nothing"
@@ -96,9 +107,9 @@ teardown() {
 	run setpriv --bounding-set -sys_nice --inh-caps -sys_nice -- thpctl policy "$HELD" advise
 	[ "$status" -eq 1 ] || fail "expected exit 1, seen $status: $output"
 	assert_output --partial "Operation not permitted (setting a policy needs CAP_SYS_NICE)"
-	[ "$(cat "/proc/$HELD/thp_policy")" = default ] || fail "the refused write changed the policy"
+	[ "$(<"/proc/$HELD/thp_policy")" = default ] || fail "the refused write changed the policy"
 	run -0 thpctl policy "$HELD" advise
-	[ "$(cat "/proc/$HELD/thp_policy")" = advise ] || fail "root's write did not land"
+	[ "$(<"/proc/$HELD/thp_policy")" = advise ] || fail "root's write did not land"
 }
 
 # --- finding 4: thp_stat behaves as thp_policy --------------------------------
