@@ -100,7 +100,7 @@ dry_check() {
 	run env THP_CHECK_DRY_RUN=1 STOCK_CHECK_SUITES= MODE2_REGEX="command line" BUILD=build "$@" "$t/tests/vm/check.sh"
 }
 
-@test "make check's queue: every job runs once, every suite boots on patched 6.1, 6.12's halves are its list" {
+@test "make check's queue: every job runs once, every suite boots on patched 6.1, 6.12's halves are its list, vCPUs" {
 	local jobs s
 	dry_check STOCK_CHECK_SUITES="40-thpctl.bats reboot/50-thpd-persist.bats" \
 		BASE61_FIRST_SUITES="10-modes.bats 70-stress.bats" BASE612_CHECK_SUITES="10-modes.bats 55-thpd-collapse.bats 70-stress.bats" \
@@ -116,6 +116,19 @@ dry_check() {
 	assert_equal "$s" "10-modes.bats 55-thpd-collapse.bats 70-stress.bats "
 	assert_line --regexp '^\[[ab]\] dry: stock-6\.12 .*--stock 6\.12 --suites 40-thpctl\.bats reboot/50-thpd-persist\.bats$'
 	assert_line --regexp '^\[[ab]\] dry: guest-6\.1-mode2 .*--suites 20-modes\.bats --cmdline transparent_hugepage=2 --filter command line$'
+	# two vCPUs (run-guest's default) only for the boots of the kernel
+	# suites, whose races and stress want them; the stress at 90 s on each
+	# patched kernel; 55's budget tests on patched 6.1 only
+	s=$(grep -E '^\[[ab]\] dry: (stock|guest)-' <<<"$output" | grep -v -- '--smp 1 ' | awk '{print $3}' | sort | tr '\n' ' ')
+	assert_equal "$s" "guest-6.1-1 guest-6.12-1 "
+	s=$(grep -E '^\[[ab]\] dry: (stock|guest)-' <<<"$output" | grep -c -- ' THP_STRESS_SECONDS=90 ')
+	assert_equal "$s" 6
+	s=$(grep -E '^\[[ab]\] dry: ' <<<"$output" | grep -- ' THP_COLLAPSE_BUDGET=skip ' | awk '{print $3}' | tr '\n' ' ')
+	assert_equal "$s" "guest-6.12-2 "
+	# a stress length given to make check is kept
+	dry_check THP_STRESS_SECONDS=1800 BASE61_FIRST_SUITES="10-modes.bats" BASE612_CHECK_SUITES="10-modes.bats" \
+		BASE612_FIRST_SUITES="10-modes.bats"
+	assert_line --regexp '^\[[ab]\] dry: guest-6\.1-1 THP_BASE=6\.1 THP_COLLAPSE_BUDGET= THP_STRESS_SECONDS=1800 '
 }
 
 @test "make check's queue: a first half naming what is not a suite of its boot is refused" {

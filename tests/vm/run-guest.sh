@@ -26,7 +26,9 @@
 #      THP_KSELFTESTS=DIR (the kselftests built with it), THP_CACHE,
 #      THP_KCONFIG_FLAVOR/THP_KCONFIG_EXTRA (debug kernel),
 #      THP_STRESS_SECONDS (70-stress.bats's duration, passed into the guest;
-#      the check boot's default limit grows by as much)
+#      the check boot's default limit grows by as much),
+#      THP_COLLAPSE_BUDGET=skip (55-thpd-collapse.bats's budget tests skip:
+#      make check's patched 6.12 boot, which leaves them to patched 6.1)
 #
 # watchdog_thresh=60: a TCG vCPU thread starved by a loaded host looks like a
 # CPU stuck in the kernel; at the default 10 (a report after 20 s) a grep
@@ -79,6 +81,11 @@ done
 stress=${THP_STRESS_SECONDS:-}
 [[ -z $stress || $stress =~ ^[1-9][0-9]{0,5}$ ]] ||
 	{ echo "run-guest: THP_STRESS_SECONDS='$stress' is not a number of seconds" >&2; exit 2; }
+budget=${THP_COLLAPSE_BUDGET:-}
+case $budget in
+'' | skip) ;;
+*) echo "run-guest: THP_COLLAPSE_BUDGET='$budget': the one value is skip" >&2; exit 2 ;;
+esac
 case $stock in
 '' | 6.1 | 6.12) ;;
 *) echo "run-guest: --stock '$stock': the stock kernels are 6.1 and 6.12" >&2; exit 2 ;;
@@ -137,6 +144,7 @@ rm -rf "$run/payload/kselftests"
 	printf 'FILTER=%q\n' "$filter"
 	[ -z "$script" ] || echo "SCRIPT=script"
 	[ -z "$stress" ] || echo "export THP_STRESS_SECONDS=$stress"
+	[ -z "$budget" ] || echo "export THP_COLLAPSE_BUDGET=$budget"
 } >"$run/payload/run.conf"
 if [ -n "$script" ]; then
 	mkdir -p "$run/payload/exec"

@@ -46,15 +46,16 @@ BASE612_CHECK_SUITES := 10-modes.bats 11-invalid-writes.bats 12-back-to-back.bat
 # (tests/vm/check.sh): patched 6.1 with BASE61_FIRST_SUITES (the kernel, CLI
 # and stress suites), then with every other suite (thpd's, the package's, the
 # after-reboot ones); patched 6.12 with BASE612_FIRST_SUITES (the kernel
-# suites), then with the rest of BASE612_CHECK_SUITES. Each half is about
-# the same length, so that two boots at a time end together.
+# suites and the stress suite), then with the rest of BASE612_CHECK_SUITES.
+# The first halves are the boots with two vCPUs (the races and the stress),
+# the second ones have one (tests/vm/check.sh says why).
 BASE61_FIRST_SUITES := 10-modes.bats 11-invalid-writes.bats 12-back-to-back.bats 20-modes.bats \
 	21-thp-stat.bats 22-rfc-behaviours.bats 23-thp-policy.bats 24-review.bats 25-kselftests.bats \
 	26-review-v3.bats 27-mthp-matrix.bats 28-mm-selftests.bats 40-thpctl.bats 41-thpctl-mthp.bats \
 	42-thpctl-unit.bats 70-stress.bats
 BASE612_FIRST_SUITES := 10-modes.bats 11-invalid-writes.bats 12-back-to-back.bats 20-modes.bats \
 	21-thp-stat.bats 22-rfc-behaviours.bats 23-thp-policy.bats 24-review.bats 25-kselftests.bats \
-	26-review-v3.bats 27-mthp-matrix.bats 28-mm-selftests.bats
+	26-review-v3.bats 27-mthp-matrix.bats 28-mm-selftests.bats 70-stress.bats
 # the second boot's test: mode 2 from the kernel command line
 MODE2_REGEX := command line
 MODE2_FILTER := --filter '$(MODE2_REGEX)'
