@@ -53,18 +53,24 @@ set_sizes() {
 	echo "$2" >"$THP/hugepages-$1kB/enabled" || fail "writing $2 to hugepages-$1kB/enabled failed"
 }
 
+# sys_alloc VAR KB: VAR = the system-wide anon_fault_alloc of size KB (read
+# with the shell: a cell runs this twice, and a fork+exec is 30-70 ms
+# under TCG)
 sys_alloc() {
-	cat "$THP/hugepages-$1kB/stats/anon_fault_alloc"
+	local -n _to=$1
+	read -r _to <"$THP/hugepages-$2kB/stats/anon_fault_alloc"
 }
 
-# run_cell KB POLICY REGION: thp-touch under the policy; sets $output
+# run_cell KB POLICY REGION: thp-touch under the policy; sets $output.
+# Memory is compacted before a PMD-size cell, whose every 2 MiB block must
+# come (a 64K folio is order 4: a guest this empty always has them).
 run_cell() {
 	local kb=$1 policy=$2 region=$3 touch=("$THP_HELPERS/thp-touch" --size "$MIB")
 	case $region in
 	MADV_HUGEPAGE) touch+=(--madvise) ;;
 	MADV_NOHUGEPAGE) touch+=(--nohugepage) ;;
 	esac
-	echo 1 >/proc/sys/vm/compact_memory
+	[ "$kb" != "$PMD_KB" ] || echo 1 >/proc/sys/vm/compact_memory
 	case $policy in
 	default) run timeout 60 "$THP_HELPERS/thp-policy" disable 0 -- "${touch[@]}" ;;
 	advise) run timeout 60 "$THP_HELPERS/thp-policy" set advise -- "${touch[@]}" ;;
@@ -81,10 +87,12 @@ run_cell() {
 # matrix_row KB VALUE: the 9 cells (3 policies x 3 regions) of one size at
 # one value; one line per cell in the log, every mismatch in the failure
 matrix_row() {
-	local kb=$1 value=$2 v policy plain mh mnh region want cell g0 g1 mine fb n
+	local kb=$1 value=$2 v policy plain mh mnh region want cell g0 g1 mine fb n size_stat=
 	local bad=() regions=(plain MADV_HUGEPAGE MADV_NOHUGEPAGE)
 	have_sizes || skip "kernel without per-size THP controls (hugepages-64kB and the PMD size)"
 	[ -f "$MATRIX" ] || fail "no $MATRIX"
+	PMD_KB=$(pmd_kb)
+	have_size_stat && size_stat=1
 	n=$(((MIB << 10) / kb))
 	set_sizes "$kb" "$value"
 	while read -r v policy plain mh mnh; do
@@ -97,14 +105,14 @@ matrix_row() {
 		for i in 0 1 2; do
 			region=${regions[$i]}
 			cell="${kb}kB=$value policy=$policy $region"
-			g0=$(sys_alloc "$kb")
+			sys_alloc g0 "$kb"
 			run_cell "$kb" "$policy" "$region"
-			g1=$(sys_alloc "$kb")
+			sys_alloc g1 "$kb"
 			if [ "$status" -ne 0 ]; then
 				bad+=("$cell: thp-touch exited $status: ${output//$'\n'/ }")
 				continue
 			fi
-			if have_size_stat; then
+			if [ -n "$size_stat" ]; then
 				mine=$(kv "thp_stat.hugepages-${kb}kB/anon_fault_alloc")
 				fb=$(kv "thp_stat.hugepages-${kb}kB/anon_fault_fallback")
 			else
@@ -123,7 +131,7 @@ matrix_row() {
 			[ $((g1 - g0)) -ge "$mine" ] ||
 				bad+=("$cell: the system-wide anon_fault_alloc rose by $((g1 - g0)), less than the process's $mine")
 			# the PMD size is also thp_fault_alloc, as in /proc/vmstat
-			if [ "$kb" = "$(pmd_kb)" ] && have_size_stat; then
+			if [ "$kb" = "$PMD_KB" ] && [ -n "$size_stat" ]; then
 				[ "$(kv thp_stat.thp_fault_alloc)" -eq "$mine" ] ||
 					bad+=("$cell: thp_fault_alloc $(kv thp_stat.thp_fault_alloc) != hugepages-${kb}kB/anon_fault_alloc $mine")
 			fi
