@@ -349,3 +349,19 @@ THP_DIR=/sys/kernel/mm/transparent_hugepage
 	# the bind lives in the namespace only
 	assert_equal "$(findmnt -no OPTIONS -T "$THP_DIR")" "$outside"
 }
+
+@test "the guest's bats formatter passes TAP through and times each test and suite" {
+	local d=$BATS_TEST_TMPDIR/results
+	mkdir -p "$d"
+	run -0 env THP_RESULTS="$d" THP_PHASE=3 bash -c '
+		{ printf "suite /opt/thp-stack/bats/10-modes.bats\nbegin 1 first\n"; sleep 0.3
+		  printf "ok 1 first\nsuite ./reboot/20-x.bats\nbegin 2 second\nnot ok 2 second # why\n"; } |
+			"$1"' _ "$TOP/tests/vm/guest/run/tap-formatter"
+	assert_output "$(printf 'ok 1 first\nnot ok 2 second # why')"
+	run -0 cat "$d/times.3"
+	assert_line --index 0 --regexp '^test 0\.[3-9] 10-modes\.bats: first$'
+	assert_line --index 1 --regexp '^suite 0\.[3-9] 10-modes\.bats$'
+	assert_line --index 2 --regexp '^test [0-9]+\.[0-9] reboot/20-x\.bats: second$'
+	assert_line --index 3 --regexp '^suite [0-9]+\.[0-9] reboot/20-x\.bats$'
+	assert_equal "$(<"$d/current")" "20-x.bats: 2 second"
+}
