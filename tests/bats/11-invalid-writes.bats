@@ -26,7 +26,7 @@ teardown_file() {
 # this runs twice per case)
 thp_state() {
 	local m=
-	have_thp_stack_kernel && { IFS= read -r m || :; } <"$THP/mode" && m=" $m"
+	have_thp_stack_kernel && read_line m "$THP/mode" && m=" $m"
 	echo "$(thp_knob_value "$THP/enabled") $(thp_knob_value "$THP/defrag")$m"
 }
 

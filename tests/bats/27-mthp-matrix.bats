@@ -53,12 +53,9 @@ set_sizes() {
 	echo "$2" >"$THP/hugepages-$1kB/enabled" || fail "writing $2 to hugepages-$1kB/enabled failed"
 }
 
-# sys_alloc VAR KB: VAR = the system-wide anon_fault_alloc of size KB (read
-# with the shell: a cell runs this twice, and a fork+exec is 30-70 ms
-# under TCG)
+# sys_alloc VAR KB: VAR = the system-wide anon_fault_alloc of size KB
 sys_alloc() {
-	local -n _to=$1
-	read -r _to <"$THP/hugepages-$2kB/stats/anon_fault_alloc"
+	read_line "$1" "$THP/hugepages-$2kB/stats/anon_fault_alloc"
 }
 
 # run_cell KB POLICY REGION: thp-touch under the policy; sets $output.

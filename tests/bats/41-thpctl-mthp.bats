@@ -48,8 +48,7 @@ stat2m() { cat "$THP/hugepages-2048kB/stats/$1"; }
 	echo "# layout of $(uname -r)" >&3
 	# read, not cat: a fork+exec per file was 13 s of TCG time here
 	while IFS= read -r f; do
-		v=
-		{ IFS= read -r v || :; } 2>/dev/null <"$f"
+		read_line v "$f" 2>/dev/null
 		echo "# layout ${f#"$THP"/}: $v" >&3
 	done < <(find "$THP" -type f | sort)
 	[ -e "$THP/enabled" ] && [ -e "$THP/defrag" ]
@@ -187,7 +186,7 @@ stat2m() { cat "$THP/hugepages-2048kB/stats/$1"; }
 			n=$((n + 1))
 			# counters move while we look: status's value is at most what sysfs shows after
 			s=${stat[$kib/$name]-}
-			{ IFS= read -r a || :; } <"$f"
+			read_line a "$f"
 			[ -n "$s" ] || fail "status has no $kib kB $name"
 			[ "$s" -le "$a" ] || [ "$name" = nr_anon ] || [ "$name" = nr_anon_partially_mapped ] ||
 				fail "$f: status $s > sysfs $a read after it"

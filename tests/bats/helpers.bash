@@ -30,12 +30,19 @@ thp_knobs() {
 	ls "$THP"/hugepages-*kB/enabled "$THP"/hugepages-*kB/shmem_enabled 2>/dev/null
 }
 
-# the value to write back: the bracketed word of a multiple-choice file.
-# read, not cat: a fork+exec is about 30 ms under TCG, and the suites read
-# knobs thousands of times (every knob file is one line)
+# read_line VAR FILE: VAR = the first line of FILE (empty if it cannot be
+# read), in this shell: $(cat FILE) is a fork+exec, about 30 ms under TCG,
+# and the suites read sysfs files (one line each) thousands of times
+read_line() {
+	local -n _line=$1
+	_line=
+	{ IFS= read -r _line || :; } <"$2"
+}
+
+# the value to write back: the bracketed word of a multiple-choice file
 thp_knob_value() {
-	local v=
-	{ IFS= read -r v || :; } <"$1"
+	local v
+	read_line v "$1"
 	if [[ $v == *\[*\]* ]]; then
 		v=${v#*[}
 		v=${v%%]*}

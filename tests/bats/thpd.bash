@@ -122,7 +122,7 @@ journal_since() {
 # journal_events CURSOR EVENT: thpd's entries with THPD_EVENT=EVENT after
 # CURSOR, one JSON object a line. (journalctl --after-cursor combined with a
 # field match returns nothing on systemd 252: filter the lines instead.)
-# grep -F, not jq: journal_wait polls this, and jq 1.6 takes 0.5 s to start
+# grep, not jq: journal_wait polls this, and jq 1.6 takes 0.5 s to start
 # under TCG. journalctl -o json writes one object a line, and the text
 # '"THPD_EVENT":"EVENT"' can only be that field: inside a string value its
 # quotes would be escaped. (EVENT is a word with dashes: no regex in it.)
