@@ -365,3 +365,24 @@ THP_DIR=/sys/kernel/mm/transparent_hugepage
 	assert_line --index 3 --regexp '^suite [0-9]+\.[0-9] reboot/20-x\.bats$'
 	assert_equal "$(<"$d/current")" "20-x.bats: 2 second"
 }
+
+@test "tap-failed names each failed test of a guest run with its suite" {
+	local d=$BATS_TEST_TMPDIR/results
+	mkdir -p "$d"
+	run -0 "$TOP/tests/vm/tap-failed.sh" "$d"
+	assert_output ""
+	printf 'ok 1 first\nnot ok 2 second: with a colon\n# (in test file x)\nnot ok 3 untimed\n' >"$d/tap.1"
+	printf 'test 0.1 10-modes.bats: first\ntest 2.0 reboot/50-x.bats: second: with a colon\n' >"$d/times.1"
+	printf 'not ok 1 other boot\n' >"$d/tap.2"
+	printf 'test 1.0 55-thpd-collapse.bats: other boot\n' >"$d/times.2"
+	run -0 "$TOP/tests/vm/tap-failed.sh" "$d"
+	assert_output "$(printf 'reboot/50-x.bats: second: with a colon\n?: untimed\n55-thpd-collapse.bats: other boot')"
+}
+
+@test "make check ends by naming each failed test with its job" {
+	dry_check THP_CHECK_DRY_FAIL=guest-6.1-2 BASE61_FIRST_SUITES="10-modes.bats" \
+		BASE612_CHECK_SUITES="10-modes.bats" BASE612_FIRST_SUITES="10-modes.bats"
+	assert_failure
+	assert_line "check: failed in guest-6.1-2: 99-x.bats: a test of guest-6.1-2"
+	[ "$(grep -c '^check: failed in ' <<<"$output")" = 1 ]
+}

@@ -67,7 +67,12 @@ dry_timed() {
 	local job=$1
 	shift
 	echo "dry: $job THP_BASE=${THP_BASE:-} THP_COLLAPSE_BUDGET=${THP_COLLAPSE_BUDGET:-} THP_STRESS_SECONDS=${THP_STRESS_SECONDS:-} $*"
+	# THP_CHECK_DRY_FAIL=JOB: that job fails a test, as a boot says it
+	local rc=0
+	[ "$job" != "${THP_CHECK_DRY_FAIL:-}" ] || { echo "run-guest: failed: 99-x.bats: a test of $job" >&2 && rc=1; }
 	echo "$job: dry run" >>"$res/phases"
+	echo "timed: $job: dry run" >&2
+	return $rc
 }
 mkdir -p "$res"
 rm -rf "$res"/host.tap "$res"/guest.tap "$res"/phases "$res"/lane-*.log "$res"/kernel-*.rc "$res"/taken
@@ -201,6 +206,14 @@ for p in $a $b $k61 $k612; do
 	wait "$p" || rc=1
 done
 cat "$res/phases"
+# the failed tests again, with their jobs, where CI's tail shows them
+for lane in a b; do
+	awk '/^run-guest: failed: / { f[++n] = substr($0, 20) }
+		/^timed: / { job = $2; sub(/:$/, "", job)
+			for (i = 1; i <= n; i++) print "check: failed in " job ": " f[i]; n = 0 }' \
+		"$res/lane-$lane.log" 2>/dev/null
+done
+grep -h '^not ok' "$res/host.tap" 2>/dev/null | sed 's/^/check: failed in host: /'
 # every boot's results are in guest.tap: a job that truncated it (a dry
 # run of check-stock in a host test did) would otherwise pass unseen
 said=$(cat "$res"/lane-a.log "$res"/lane-b.log 2>/dev/null |

@@ -287,6 +287,8 @@ if [ "$mode" = check ]; then
 		log "seconds per suite, slowest first: $(awk '$1 == "suite" { printf "%s %s\n", $2, $3 }' "$results"/times.* |
 			sort -rn | awk '{ printf "%s%s %.0f", (NR > 1 ? ", " : ""), $2, $1 }')"
 	fi
+	# each failed test with its suite (make check repeats them at its end)
+	"$top/tests/vm/tap-failed.sh" "$results" | sed 's/^/run-guest: failed: /' >&2
 	"$top/tests/vm/tap-summary.sh" guest "$results"/tap.* >&2
 	# make check's closing line counts every guest run of the invocation
 	mkdir -p "$top/build/results"
