@@ -12,6 +12,10 @@
  *   thp_stat.NAME=N        /proc/self/thp_stat deltas, when the kernel has it
  *   pattern=ok|bad
  *
+ * --wait-policy WORD waits (up to 60 s) until /proc/self/thp_policy reads
+ * WORD before touching: a policy thpd sets at exec is there when the test
+ * looks, however slow the guest (exit 3 if it never comes).
+ *
  * With --hold it then prints "ready" and waits until stdin reaches EOF or
  * SIGTERM/SIGINT arrives, checks the pattern again (pattern_final=ok|bad) and
  * exits, so a test can look at /proc/PID, or act on it, meanwhile.
@@ -45,7 +49,27 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: thp-touch [--size MIB] [--madvise|--nohugepage] [--delay-ms N]\n"
-		"                 [--seed N] [--hold]\n");
+		"                 [--wait-policy WORD] [--seed N] [--hold]\n");
+}
+
+/* wait until /proc/self/thp_policy reads WORD, polling every 10 ms for
+ * up to 60 s; 0, or -1 with the last value read in GOT */
+static int wait_policy(const char *word, char *got, size_t n)
+{
+	for (int i = 0; i < 6000; i++) {
+		FILE *f = fopen("/proc/self/thp_policy", "re");
+
+		got[0] = '\0';
+		if (f) {
+			if (fgets(got, (int)n, f))
+				got[strcspn(got, "\n")] = '\0';
+			fclose(f);
+		}
+		if (!strcmp(got, word))
+			return 0;
+		sleep_ms(10);
+	}
+	return -1;
 }
 
 int main(int argc, char **argv)
@@ -55,12 +79,15 @@ int main(int argc, char **argv)
 		{ "madvise", no_argument, NULL, 'm' },
 		{ "nohugepage", no_argument, NULL, 'n' },
 		{ "delay-ms", required_argument, NULL, 'd' },
+		{ "wait-policy", required_argument, NULL, 'w' },
 		{ "seed", required_argument, NULL, 'S' },
 		{ "hold", no_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	unsigned long size_mib = 4, delay_ms = 0;
+	const char *want_policy = NULL;
+	char policy[64];
 	uint64_t seed = 0x5448505f54455354ULL;	/* "THP_TEST" */
 	int advice = -1, c, r;
 	bool hold = false, ok;
@@ -71,7 +98,7 @@ int main(int argc, char **argv)
 	size_t len;
 	long f0, f1, kib;
 
-	while ((c = getopt_long(argc, argv, "s:mnd:S:Hh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:mnd:w:S:Hh", opts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			size_mib = strtoul(optarg, &end, 0);
@@ -88,6 +115,9 @@ int main(int argc, char **argv)
 			delay_ms = strtoul(optarg, &end, 0);
 			if (*end)
 				goto bad;
+			break;
+		case 'w':
+			want_policy = optarg;
 			break;
 		case 'S':
 			seed = strtoull(optarg, &end, 0);
@@ -117,6 +147,11 @@ int main(int argc, char **argv)
 	p = map;
 	if (advice >= 0 && madvise(p, len, advice)) {
 		perror("thp-touch: madvise");
+		return 3;
+	}
+	if (want_policy && wait_policy(want_policy, policy, sizeof(policy))) {
+		fprintf(stderr, "thp-touch: thp_policy is \"%s\", not %s, after 60 s\n",
+			policy, want_policy);
 		return 3;
 	}
 	if (delay_ms)
