@@ -115,7 +115,7 @@ setup() {
 	EOF
 	mark=$(journal_mark)
 	run -0 timeout 60 systemctl reload thpd.service
-	journal_wait 10 "$mark" reload-failed
+	journal_wait 60 "$mark" reload-failed
 	run -0 journal_since "$mark" -o cat
 	assert_output --partial "$THPD_DROPIN:3: invalid Defrag=sometimes"
 	assert_output --partial "keeping the last good configuration"
