@@ -18,21 +18,11 @@ teardown_file() {
 # a cgroup of our own with memory.high 16M and no swap: systemd-run would
 # add a second or more of start-up under TCG to the measured latency
 CG=/sys/fs/cgroup/thpd-bats-pressure
-pressure_cgroup() {
-	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
-		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
-	mkdir -p "$CG"
-	echo 16M >"$CG/memory.high"
-	[ ! -e "$CG/memory.swap.max" ] || echo 0 >"$CG/memory.swap.max"
-}
 
 # stress_start SECONDS [MIB]: in the background (STRESS), a thp-touch of
 # MIB (default 128) in the pressure cgroup, for at most SECONDS
 stress_start() {
-	pressure_cgroup
-	timeout "$1" bash -c "echo \$\$ >$CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size ${2:-128}" \
-		>/dev/null 2>&1 &
-	STRESS=$!
+	pressure_start "$CG" "$1" --size "${2:-128}"
 }
 
 # psi_quiet: wait (up to 30 s) for a 2 s stretch in which memory "some"
@@ -51,10 +41,7 @@ psi_quiet() {
 }
 
 teardown() {
-	if [ -d "$CG" ]; then
-		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$CG/cgroup.procs"
-		wait_until 10 rmdir "$CG" || echo "# could not remove $CG" >&3
-	fi
+	pressure_remove "$CG"
 }
 
 setup() {

@@ -48,14 +48,11 @@ setup() {
 	echo 1 >/proc/sys/vm/compact_memory
 }
 
-# a cgroup of our own for memory pressure: memory.high 16M and no swap
+# a cgroup of our own for memory pressure (pressure_start, thpd.bash)
 PRESS_CG=/sys/fs/cgroup/thpd-bats-collapse-pressure
 
 teardown() {
-	if [ -d "$PRESS_CG" ]; then
-		while read -r p; do kill -9 "$p" 2>/dev/null; done <"$PRESS_CG/cgroup.procs"
-		wait_until 10 rmdir "$PRESS_CG" || echo "# could not remove $PRESS_CG" >&3
-	fi
+	pressure_remove "$PRESS_CG"
 	fpa_off
 	hold_kill
 	hold_kill_as frag
@@ -430,14 +427,8 @@ has_stall_stop() {
 	wait_until 10 collapse_state_is collapsing ||
 		fail "no pass under way 12 s after the release: $(status | jq -c .collapse)"
 	mark=$(journal_mark)
-	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
-		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
-	mkdir -p "$PRESS_CG"
-	echo 16M >"$PRESS_CG/memory.high"
-	[ ! -e "$PRESS_CG/memory.swap.max" ] || echo 0 >"$PRESS_CG/memory.swap.max"
-	timeout 8 bash -c "echo \$\$ >$PRESS_CG/cgroup.procs && exec $THP_HELPERS/thp-touch --size 128 --nohugepage" \
-		>/dev/null 2>&1 &
-	stress=$!
+	pressure_start "$PRESS_CG" 8 --size 128 --nohugepage
+	stress=$STRESS
 	wait_until 30 has_stall_stop "$mark" || {
 		wait $stress || true
 		fail "no pass stopped for the stall within 30 s; passes that stopped: $(journal_events "$mark" collapse-pass | jq -r .REASON); $(status | jq -c .collapse)"

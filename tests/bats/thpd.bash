@@ -163,3 +163,29 @@ setup_file() {
 teardown_file() {
 	thpd_teardown_file
 }
+
+# Memory stalls on demand: a cgroup with memory.high 16M and no swap. A
+# thp-touch beyond memory.high there cannot be reclaimed: it is throttled,
+# which is a memory stall (PSI "some").
+# pressure_start CGROUP SECONDS [THP-TOUCH ARG...]: in the background
+# (STRESS), a thp-touch in CGROUP (made if missing), for at most SECONDS
+pressure_start() {
+	local cg=$1 secs=$2
+	shift 2
+	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+		echo +memory >/sys/fs/cgroup/cgroup.subtree_control
+	mkdir -p "$cg"
+	echo 16M >"$cg/memory.high"
+	[ ! -e "$cg/memory.swap.max" ] || echo 0 >"$cg/memory.swap.max"
+	# shellcheck disable=SC2016
+	timeout "$secs" bash -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' _ \
+		"$cg" "$THP_HELPERS/thp-touch" "$@" >/dev/null 2>&1 &
+	STRESS=$!
+}
+
+# pressure_remove CGROUP: its processes killed, the cgroup removed (teardown)
+pressure_remove() {
+	[ -d "$1" ] || return 0
+	while read -r p; do kill -9 "$p" 2>/dev/null; done <"$1/cgroup.procs"
+	wait_until 10 rmdir "$1" || echo "# could not remove $1" >&3
+}
