@@ -163,11 +163,16 @@ chmod 0777 "$results"
 cmdline="console=ttyS0 root=/dev/vda rw panic=-1 no_timer_check watchdog_thresh=60"
 cmdline+=" sysctl.kernel.hung_task_panic=1 sysctl.kernel.hung_task_timeout_secs=600"
 cmdline+=" thp.harness=1 ${icount:+thp.icount=1 }$cmdline_extra"
+# cache=unsafe: the guest's flushes (journald's syncs, which the suites ask
+# for often, and apt's) are not passed on to the host as fdatasync, which
+# waits on a disk the other guest keeps busy. Both disks are thrown away
+# with the run, so a flush protects nothing (the results disk is read
+# after QEMU has written it and exited).
 qemu=(qemu-system-x86_64 -accel "$accel" -cpu "$cpu" -smp "$smp" -m "$memory"
 	${icount:+-icount "$icount"}
 	-no-reboot -nic none
 	-kernel "$kernel" ${initrd:+-initrd "$initrd"}
-	-drive "file=$run/disk.qcow2,if=virtio,format=qcow2")
+	-drive "file=$run/disk.qcow2,if=virtio,format=qcow2,cache=unsafe")
 if [ $transport = 9p ]; then
 	qemu+=(-virtfs "local,path=$run/payload,mount_tag=payload,security_model=none,readonly=on"
 		-virtfs "local,path=$results,mount_tag=results,security_model=none")
@@ -180,7 +185,7 @@ else
 	truncate -s 1G "$run/results.img"
 	mkfs.ext4 -q -F -O ^has_journal -L thp-results -E root_owner=0:0 "$run/results.img"
 	qemu+=(-drive "file=$run/payload.img,if=virtio,format=raw,readonly=on"
-		-drive "file=$run/results.img,if=virtio,format=raw"
+		-drive "file=$run/results.img,if=virtio,format=raw,cache=unsafe"
 		-device virtio-serial-pci
 		-chardev "file,id=thpstream,path=$results/stream,append=on"
 		-device virtserialport,chardev=thpstream,name=thp.stream)
